@@ -1,0 +1,43 @@
+"""orchestra: whole-program orchestration of gt4py stencil models with DaCe.
+
+Public API::
+
+    from orchestra import orchestrate, orchestrate_function, dace_inhibitor
+    from orchestra import DaceConfig, DaCeOrchestration, FrozenStencil
+
+See ``docs/orchestration.md`` for a walk-through.
+"""
+
+from orchestra.callbacks import dace_inhibitor
+from orchestra.config import DaceConfig, DaCeOrchestration
+from orchestra.errors import (
+    BuildError,
+    ConfigurationError,
+    MissingBuildError,
+    OrchestraError,
+    RankDisagreementError,
+    StaleArgumentsError,
+)
+from orchestra.orchestrate import compiletime_type, orchestrate, orchestrate_function
+from orchestra.stencil import FrozenStencil
+from orchestra.toolchain import prepare_gt4py
+
+prepare_gt4py()
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BuildError",
+    "ConfigurationError",
+    "DaCeOrchestration",
+    "DaceConfig",
+    "FrozenStencil",
+    "MissingBuildError",
+    "OrchestraError",
+    "RankDisagreementError",
+    "StaleArgumentsError",
+    "compiletime_type",
+    "dace_inhibitor",
+    "orchestrate",
+    "orchestrate_function",
+]

@@ -1,0 +1,159 @@
+"""What an orchestrated build is asked to do: the mode and the DaceConfig.
+
+``FV3_DACEMODE`` selects the mode for a whole job:
+
+=============  ==============================================================
+``Python``     default: no orchestration, stencils run one by one
+``Build``      build (or find) the library, then end the job cleanly
+``BuildAndRun`` build or reuse a valid build, then run it
+``Run``        never compile: load a valid build or fail naming what is missing
+=============  ==============================================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+from orchestra.errors import ConfigurationError
+
+MODE_VARIABLE = "FV3_DACEMODE"
+CACHE_VARIABLE = "ORCHESTRA_CACHE_DIR"
+VERBOSE_VARIABLE = "ORCHESTRA_VERBOSE"
+BUILD_TIMEOUT_VARIABLE = "ORCHESTRA_BUILD_TIMEOUT"
+
+#: Backends whose stencils DaCe can inline into one program.
+DACE_BACKENDS = ("dace:cpu", "dace:cpu_kfirst", "dace:gpu")
+
+
+class DaCeOrchestration(enum.Enum):
+    """The orchestration mode (values are what ``FV3_DACEMODE`` accepts)."""
+
+    Python = "Python"
+    Build = "Build"
+    BuildAndRun = "BuildAndRun"
+    Run = "Run"
+
+    @classmethod
+    def parse(cls, value: str, source: str = MODE_VARIABLE) -> "DaCeOrchestration":
+        """Parse a mode name; an unknown one is a :class:`ConfigurationError`."""
+        for mode in cls:
+            if value == mode.value:
+                return mode
+        choices = ", ".join(mode.value for mode in cls)
+        raise ConfigurationError(
+            f"{source}={value!r} is not a valid orchestration mode; choose one of: {choices}"
+        )
+
+    @classmethod
+    def from_environment(cls) -> "DaCeOrchestration":
+        """The mode set by ``FV3_DACEMODE`` (``Python`` when unset or empty)."""
+        value = os.environ.get(MODE_VARIABLE, "").strip()
+        return cls.parse(value) if value else cls.Python
+
+    @property
+    def compiles(self) -> bool:
+        return self in (DaCeOrchestration.Build, DaCeOrchestration.BuildAndRun)
+
+    @property
+    def runs(self) -> bool:
+        return self in (DaCeOrchestration.BuildAndRun, DaCeOrchestration.Run)
+
+
+def _default_mode() -> DaCeOrchestration:
+    return DaCeOrchestration.from_environment()
+
+
+def _env_timeout() -> Optional[float]:
+    value = os.environ.get(BUILD_TIMEOUT_VARIABLE, "").strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ConfigurationError(
+            f"{BUILD_TIMEOUT_VARIABLE}={value!r} is not a number of seconds"
+        ) from None
+    if seconds <= 0:
+        raise ConfigurationError(f"{BUILD_TIMEOUT_VARIABLE} must be positive, got {value!r}")
+    return seconds
+
+
+@dataclasses.dataclass
+class DaceConfig:
+    """Everything orchestration needs to know about one job.
+
+    Args:
+        communicator: an ``orchestra.comm.Communicator`` (or None for one
+            process). Its partitioner decides which ranks share a build.
+        backend: the gt4py backend of the model's stencils.
+        orchestration: the mode; defaults to ``FV3_DACEMODE``.
+        cache_root: where builds live; defaults to ``$ORCHESTRA_CACHE_DIR``
+            or ``./.orchestra_cache``.
+        exit_after_build: in ``Build`` mode, end the process (exit 0 on every
+            rank after a barrier) once the build is published. A library
+            caller sets False to get control back instead.
+        build_timeout_s: a build taking longer ends the job with a message
+            (default ``$ORCHESTRA_BUILD_TIMEOUT`` or no limit).
+        verbose: save the SDFG after every pipeline stage into the build
+            folder (default from ``ORCHESTRA_VERBOSE``).
+        debug_checks: checks injected into the program (see
+            :mod:`orchestra.passes.debug`), part of the cache key.
+        cuda_arch: GPU architecture to build for (``dace:gpu``), e.g. "90";
+            set explicitly so a GPU build needs no GPU.
+
+    Example:
+        >>> config = DaceConfig(None, backend="numpy",
+        ...                     orchestration=DaCeOrchestration.Python)
+        >>> config.is_orchestrated
+        False
+    """
+
+    communicator: Any = None
+    backend: str = "dace:cpu"
+    orchestration: DaCeOrchestration = dataclasses.field(default_factory=_default_mode)
+    cache_root: Optional[Path] = None
+    exit_after_build: bool = True
+    build_timeout_s: Optional[float] = dataclasses.field(default_factory=_env_timeout)
+    verbose: bool = dataclasses.field(
+        default_factory=lambda: os.environ.get(VERBOSE_VARIABLE, "") not in ("", "0")
+    )
+    debug_checks: Any = None
+    cuda_arch: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.orchestration, str):
+            self.orchestration = DaCeOrchestration.parse(self.orchestration, "orchestration")
+        if not isinstance(self.orchestration, DaCeOrchestration):
+            raise ConfigurationError(
+                f"DaceConfig.orchestration must be a DaCeOrchestration, got {self.orchestration!r}"
+            )
+        if self.is_orchestrated and self.backend not in DACE_BACKENDS:
+            raise ConfigurationError(
+                f"orchestration mode {self.orchestration.value} needs a DaCe backend, but the "
+                f"backend is {self.backend!r}; choose one of {', '.join(DACE_BACKENDS)} or set "
+                f"{MODE_VARIABLE}=Python"
+            )
+        if self.cache_root is None:
+            self.cache_root = Path(os.environ.get(CACHE_VARIABLE) or ".orchestra_cache")
+        self.cache_root = Path(self.cache_root).absolute()
+        if self.debug_checks is None:
+            from orchestra.passes.debug import DebugChecks
+
+            self.debug_checks = DebugChecks.from_environment()
+
+    @property
+    def is_orchestrated(self) -> bool:
+        """True unless the mode is ``Python``."""
+        return self.orchestration is not DaCeOrchestration.Python
+
+    @property
+    def on_gpu(self) -> bool:
+        return "gpu" in self.backend
+
+    @property
+    def rank(self) -> int:
+        return 0 if self.communicator is None else int(self.communicator.rank)

@@ -1,0 +1,1 @@
+"""SDFG passes of the optimization stage; each runs alone on an SDFG."""

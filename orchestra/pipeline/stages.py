@@ -1,0 +1,158 @@
+"""The four build stages; see :mod:`orchestra.pipeline`."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from orchestra.errors import BuildError
+from orchestra.passes.debug import DebugChecks
+
+log = logging.getLogger("orchestra")
+
+#: Simplify passes skipped on whole-model graphs, and why.
+SIMPLIFY_SKIP = frozenset(
+    {
+        # Known to mis-promote scalars written in nested SDFGs (wrong numbers)
+        # and to fail parsing on gt4py stencil graphs.
+        "ScalarToSymbolPromotion",
+        # Quadratic on large graphs with this DaCe: minutes become hours.
+        "LiftTrivialIf",
+    }
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class OptimizeOptions:
+    """Options of the optimize stage; all of them enter the cache key."""
+
+    on_gpu: bool = False
+    debug_checks: DebugChecks = DebugChecks()
+    pool_transients: Optional[bool] = None  # None: pool on GPU only
+    save_stages: bool = False
+
+    def as_key(self) -> dict[str, Any]:
+        return {
+            "on_gpu": self.on_gpu,
+            "debug_checks": self.debug_checks.as_key(),
+            "pool_transients": self.pooling,
+            "simplify_skip": sorted(SIMPLIFY_SKIP),
+        }
+
+    @property
+    def pooling(self) -> bool:
+        return self.on_gpu if self.pool_transients is None else self.pool_transients
+
+
+@dataclasses.dataclass(frozen=True)
+class ParsedProgram:
+    """The Python code and its stencils as one SDFG, before optimization."""
+
+    sdfg: Any
+    seconds: float
+
+
+@dataclasses.dataclass(frozen=True)
+class OptimizedProgram:
+    """The SDFG after simplification, expansion and memory policy."""
+
+    sdfg: Any
+    memory_report: dict
+    seconds: float
+
+
+@dataclasses.dataclass(frozen=True)
+class CompiledProgram:
+    """A built library in ``folder`` (picklable: what a builder hands others)."""
+
+    folder: Path
+    library: Path
+    sdfg_name: str
+    seconds: float
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadedProgram:
+    """A library opened in this process."""
+
+    compiled_sdfg: Any
+    seconds: float
+
+
+def _save_stage(sdfg: Any, folder: Optional[Path], name: str) -> None:
+    if folder is not None:
+        stages = folder / "stages"
+        stages.mkdir(parents=True, exist_ok=True)
+        sdfg.save(str(stages / f"{name}.sdfgz"), compress=True)
+
+
+def parse(program: Any, args: tuple, kwargs: dict, save_to: Optional[Path] = None) -> ParsedProgram:
+    """[Python + stencils] -> one SDFG (nested orchestrated objects inlined)."""
+    start = time.perf_counter()
+    try:
+        sdfg = program.to_sdfg(*args, simplify=False, save=False, validate=False, **kwargs)
+    except Exception as error:
+        raise BuildError(f"parsing {program.name} into an SDFG failed: {error}") from error
+    _save_stage(sdfg, save_to, "0_parsed")
+    return ParsedProgram(sdfg, time.perf_counter() - start)
+
+
+def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[Path] = None) -> OptimizedProgram:
+    """[SDFG] -> [optimized SDFG]: simplify, expand library nodes, simplify, memory policy."""
+    from orchestra.passes.memory import apply_memory_policy, memory_report
+    from orchestra.passes.simplify import simplify
+
+    start = time.perf_counter()
+    sdfg = parsed.sdfg
+    try:
+        simplify(sdfg, SIMPLIFY_SKIP)
+        _save_stage(sdfg, save_to, "1_simplified")
+        sdfg.expand_library_nodes()
+        _save_stage(sdfg, save_to, "2_expanded")
+        simplify(sdfg, SIMPLIFY_SKIP)
+        if options.on_gpu:
+            from orchestra.passes.gpu import to_gpu
+
+            to_gpu(sdfg)
+        apply_memory_policy(sdfg, pool=options.pooling)
+        if options.debug_checks:
+            from orchestra.passes.debug import insert_debug_checks
+
+            insert_debug_checks(sdfg, options.debug_checks)
+        _save_stage(sdfg, save_to, "3_optimized")
+        sdfg.validate()
+    except Exception as error:
+        raise BuildError(f"optimizing {sdfg.name} failed: {error}") from error
+    return OptimizedProgram(sdfg, memory_report(sdfg), time.perf_counter() - start)
+
+
+def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgram:
+    """[optimized SDFG] -> one shared library in ``folder`` (not loaded)."""
+    start = time.perf_counter()
+    sdfg = optimized.sdfg
+    sdfg.build_folder = str(folder)
+    try:
+        sdfg.compile(validate=False, return_program_handle=False)
+    except Exception as error:
+        raise BuildError(f"compiling {sdfg.name} in {folder} failed: {error}") from error
+    libraries = [
+        path for path in (folder / "build").glob("lib*.so") if not path.name.startswith("libdacestub")
+    ]
+    if len(libraries) != 1:
+        raise BuildError(f"expected one shared library in {folder / 'build'}, found {libraries}")
+    return CompiledProgram(folder, libraries[0], sdfg.name, time.perf_counter() - start)
+
+
+def load(folder: Path) -> LoadedProgram:
+    """[build folder] -> a callable CompiledSDFG in this process."""
+    from dace.codegen.compiler import load_precompiled_sdfg
+
+    start = time.perf_counter()
+    try:
+        compiled_sdfg = load_precompiled_sdfg(str(folder))
+    except Exception as error:
+        raise BuildError(f"loading the build in {folder} failed: {error}") from error
+    return LoadedProgram(compiled_sdfg, time.perf_counter() - start)

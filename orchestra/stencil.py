@@ -1,0 +1,103 @@
+"""Stencils with a frozen origin and domain, callable alone or from orchestrated code.
+
+Under orchestration a stencil's ``origin`` and ``domain`` must be plain
+Python values when the program is parsed: they decide the generated loops.
+:class:`FrozenStencil` fixes them at construction, so model code calls
+``self.update(h, flux_x)`` the same way in every mode.
+
+Example (numpy backend, runs anywhere)::
+
+    from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
+
+    def double(a: Field[float], b: Field[float]):
+        with computation(PARALLEL), interval(...):
+            b = 2.0 * a
+
+    stencil = FrozenStencil(double, backend="numpy", origin=(1, 1, 0), domain=(4, 4, 1))
+    stencil(a, b)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from orchestra.toolchain import prepare_gt4py
+
+
+class FrozenStencil:
+    """A gt4py stencil bound to one origin and domain.
+
+    Args:
+        definition: the ``gtscript`` stencil definition function.
+        backend: a gt4py backend name (``numpy``, ``gt:cpu_kfirst``, ``dace:cpu``...).
+        origin: the compute-domain start in each array, (i, j, k).
+        domain: the compute-domain size, (ni, nj, nk).
+        externals: compile-time constants of the stencil (region offsets...).
+        validate_args: let gt4py check arguments on each stencil-by-stencil call.
+    """
+
+    def __init__(
+        self,
+        definition: Callable,
+        *,
+        backend: str,
+        origin: Sequence[int],
+        domain: Sequence[int],
+        externals: Optional[Mapping[str, Any]] = None,
+        validate_args: bool = True,
+        name: Optional[str] = None,
+    ) -> None:
+        prepare_gt4py()
+        from gt4py.cartesian import gtscript
+
+        self.definition = definition
+        self.backend = backend
+        self.origin = tuple(int(value) for value in origin)
+        self.domain = tuple(int(value) for value in domain)
+        self.externals = dict(externals or {})
+        self.validate_args = validate_args
+        options = {"name": name} if name else {}
+        self.stencil_object = gtscript.stencil(
+            backend=backend, definition=definition, externals=self.externals, **options
+        )
+
+    @property
+    def name(self) -> str:
+        return getattr(self.definition, "__name__", "stencil")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        self.stencil_object(
+            *args,
+            origin=self.origin,
+            domain=self.domain,
+            validate_args=self.validate_args,
+            **kwargs,
+        )
+
+    def build_identity(self) -> dict[str, Any]:
+        """What makes this stencil's generated code unique (enters the cache key)."""
+        return {
+            "stencil": f"{self.definition.__module__}.{self.definition.__qualname__}",
+            "gt_id": str(getattr(self.stencil_object, "_gt_id_", "")),
+            "backend": self.backend,
+            "origin": list(self.origin),
+            "domain": list(self.domain),
+        }
+
+    # --- DaCe's SDFGConvertible protocol: inlined when called from orchestrated code
+    def __sdfg__(self, *args: Any, **kwargs: Any):
+        return self.stencil_object.__sdfg__(*args, origin=self.origin, domain=self.domain, **kwargs)
+
+    def __sdfg_signature__(self):
+        return self.stencil_object.__sdfg_signature__()
+
+    def __sdfg_closure__(self, *args: Any, **kwargs: Any) -> dict:
+        return {}
+
+    def closure_resolver(self, constant_args, given_args, parent_closure=None):
+        from dace.frontend.python.common import SDFGClosure
+
+        return SDFGClosure()
+
+    def __repr__(self) -> str:
+        return f"FrozenStencil({self.name}, backend={self.backend!r}, origin={self.origin}, domain={self.domain})"

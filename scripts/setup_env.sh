@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Creates .venv (once) with orchestra installed in editable mode, and exports
+# what every orchestra script needs. Source it: `source scripts/setup_env.sh`.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="$ROOT/.venv"
+PYTHON="${PYTHON:-python3}"
+if [ ! -x "$VENV/bin/python" ] || [ ! -f "$VENV/.orchestra-installed" ] || [ "$ROOT/setup.cfg" -nt "$VENV/.orchestra-installed" ]; then
+    echo "[setup] creating $VENV and installing orchestra (first run takes a few minutes)"
+    "$PYTHON" -m venv "$VENV"
+    "$VENV/bin/pip" install --quiet --upgrade pip wheel setuptools
+    "$VENV/bin/pip" install --quiet -e "$ROOT[test]"
+    touch "$VENV/.orchestra-installed"
+fi
+export PATH="$VENV/bin:$PATH"
+# Open MPI: allow running as root and more ranks than cores (containers, laptops, CI).
+export OMPI_ALLOW_RUN_AS_ROOT=1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+# Waiting ranks should yield the CPU instead of busy-polling (2-core machines).
+export OMPI_MCA_mpi_yield_when_idle=1
+# gt4py's stencil cache lives with the project, not in the working directory of each test.
+export GT_CACHE_ROOT="${GT_CACHE_ROOT:-$ROOT/.gt_cache_root}"
