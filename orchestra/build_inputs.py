@@ -13,12 +13,16 @@ from __future__ import annotations
 import hashlib
 import inspect
 import numbers
+import re
 from importlib import metadata
 from typing import Any, Optional
 
 import numpy as np
 
 from orchestra.toolchain import CPU_ARGS, GT4PY_EXTRA_FLAGS, compiler_identity, frozen_settings, host_isa
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def _sha(text: str) -> str:
@@ -118,7 +122,7 @@ def collect_build_inputs(
 
     nested: dict[str, Any] = {}
     for call, obj in closure.closure_sdfgs.values():
-        nested.setdefault(call, nested_identity(obj))
+        nested.setdefault(_ADDRESS.sub("", call), nested_identity(obj))
 
     inputs: dict[str, Any] = {
         "program": program.name,

@@ -53,7 +53,12 @@ def _is_compiletime_annotation(annotation: Any) -> bool:
 
 
 def _with_compiletime_annotations(function: Callable, names: set[str]) -> Callable:
-    """A copy of ``function`` whose parameters in ``names`` are annotated ``dace.compiletime``."""
+    """A copy of ``function`` for DaCe: ``names`` annotated ``dace.compiletime``, other hints dropped.
+
+    DaCe turns parameter type hints into data descriptors (``q: Any`` would
+    become a scalar, ``-> None`` a scalar return value); model code's hints are for humans and type checkers,
+    so the program's descriptors always come from the actual arguments.
+    """
     import dace
 
     copy = types.FunctionType(
@@ -63,7 +68,7 @@ def _with_compiletime_annotations(function: Callable, names: set[str]) -> Callab
     copy.__qualname__ = function.__qualname__
     copy.__module__ = function.__module__
     copy.__doc__ = function.__doc__
-    copy.__annotations__ = {**function.__annotations__, **{name: dace.compiletime for name in names}}
+    copy.__annotations__ = {name: dace.compiletime for name in names}
     return copy
 
 
@@ -125,7 +130,7 @@ class OrchestratedProgram:
             for parameter, value in zip(parameters, args or ()):
                 if type(value) in _COMPILETIME_TYPES or any(isinstance(value, t) for t in _COMPILETIME_TYPES):
                     names.add(parameter.name)
-            function = _with_compiletime_annotations(self.function, names) if names else self.function
+            function = _with_compiletime_annotations(self.function, names)
             device = dace.DeviceType.GPU if self.config.on_gpu else dace.DeviceType.CPU
             program = DaceProgram(function, (), {}, False, device, method=self.method_object is not None)
             if self.method_object is not None:

@@ -50,6 +50,7 @@ class FrozenStencil:
         prepare_gt4py()
         from gt4py.cartesian import gtscript
 
+        _resolve_string_annotations(definition)
         self.definition = definition
         self.backend = backend
         self.origin = tuple(int(value) for value in origin)
@@ -57,9 +58,10 @@ class FrozenStencil:
         self.externals = dict(externals or {})
         self.validate_args = validate_args
         options = {"name": name} if name else {}
-        self.stencil_object = gtscript.stencil(
-            backend=backend, definition=definition, externals=self.externals, **options
-        )
+        # DaCe backends: a lazy stencil yields its SDFG for orchestration without
+        # building a Python extension; it builds only if called stencil by stencil.
+        make = gtscript.lazy_stencil if backend.startswith("dace") else gtscript.stencil
+        self.stencil_object = make(backend=backend, definition=definition, externals=self.externals, **options)
 
     @property
     def name(self) -> str:
@@ -78,11 +80,17 @@ class FrozenStencil:
         """What makes this stencil's generated code unique (enters the cache key)."""
         return {
             "stencil": f"{self.definition.__module__}.{self.definition.__qualname__}",
-            "gt_id": str(getattr(self.stencil_object, "_gt_id_", "")),
+            "gt_id": self._gt_id(),
             "backend": self.backend,
             "origin": list(self.origin),
             "domain": list(self.domain),
         }
+
+    def _gt_id(self) -> str:
+        builder = getattr(self.stencil_object, "builder", None)
+        if builder is not None:  # lazy stencil: gt4py's content id of definition + externals + options
+            return str(builder.stencil_id.version)
+        return str(getattr(self.stencil_object, "_gt_id_", ""))
 
     # --- DaCe's SDFGConvertible protocol: inlined when called from orchestrated code
     def __sdfg__(self, *args: Any, **kwargs: Any):
@@ -101,3 +109,15 @@ class FrozenStencil:
 
     def __repr__(self) -> str:
         return f"FrozenStencil({self.name}, backend={self.backend!r}, origin={self.origin}, domain={self.domain})"
+
+
+def _resolve_string_annotations(definition: Callable) -> None:
+    """Evaluate postponed (string) annotations of a stencil definition in its module.
+
+    gt4py's lazy stencils read ``__annotations__`` as they are, so a module
+    with ``from __future__ import annotations`` would hand them strings.
+    """
+    annotations = getattr(definition, "__annotations__", {})
+    for name, annotation in list(annotations.items()):
+        if isinstance(annotation, str):
+            annotations[name] = eval(annotation, definition.__globals__)  # noqa: S307 (module's own names)
