@@ -1,0 +1,84 @@
+"""Ending the whole MPI job when one rank fails.
+
+A Python exception on one rank leaves the other ranks blocked in their next
+collective or receive: the job hangs until a wall-clock limit. Both helpers
+here print ``rank N: <traceback>`` (every line prefixed, so interleaved output
+stays readable) and call ``MPI_Abort``, which ends every rank with a non-zero
+exit code.
+
+mpi4py is imported only when a helper is used without an explicit
+communicator, so importing :mod:`orchestra.comm` does not initialize MPI.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import traceback
+from types import TracebackType
+from typing import Any, Iterator, Optional
+
+#: Exit code passed to ``MPI_Abort``.
+ABORT_EXIT_CODE = 1
+
+
+def _world() -> Any:
+    from mpi4py import MPI
+
+    return MPI.COMM_WORLD
+
+
+def _report_and_abort(
+    mpi_comm: Any,
+    exc_type: type[BaseException],
+    exc: BaseException,
+    tb: Optional[TracebackType],
+    exit_code: int,
+) -> None:
+    rank = mpi_comm.Get_rank()
+    text = "".join(traceback.format_exception(exc_type, exc, tb))
+    sys.stdout.flush()
+    sys.stderr.write("".join(f"rank {rank}: {line}\n" for line in text.rstrip("\n").split("\n")))
+    sys.stderr.flush()
+    mpi_comm.Abort(exit_code)
+
+
+def _is_clean_exit(exc: BaseException) -> bool:
+    return isinstance(exc, SystemExit) and exc.code in (None, 0)
+
+
+@contextlib.contextmanager
+def abort_on_exception(mpi_comm: Any = None, exit_code: int = ABORT_EXIT_CODE) -> Iterator[None]:
+    """Abort the MPI job (``mpi_comm``, default COMM_WORLD) if the block raises.
+
+    ``sys.exit(0)`` passes through; every other exception, KeyboardInterrupt
+    included, is printed with the rank and ends all ranks::
+
+        with abort_on_exception():
+            main()
+    """
+    try:
+        yield
+    except BaseException as exc:
+        if _is_clean_exit(exc):
+            raise
+        _report_and_abort(
+            mpi_comm if mpi_comm is not None else _world(),
+            type(exc),
+            exc,
+            exc.__traceback__,
+            exit_code,
+        )
+        raise  # only reached if Abort returned (it does not)
+
+
+def install_mpi_excepthook(mpi_comm: Any = None, exit_code: int = ABORT_EXIT_CODE) -> None:
+    """Make an uncaught exception print ``rank N: <traceback>`` and abort the job."""
+    comm = mpi_comm if mpi_comm is not None else _world()
+
+    def hook(
+        exc_type: type[BaseException], exc: BaseException, tb: Optional[TracebackType]
+    ) -> None:
+        _report_and_abort(comm, exc_type, exc, tb, exit_code)
+
+    sys.excepthook = hook

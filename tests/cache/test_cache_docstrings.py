@@ -1,0 +1,22 @@
+"""The examples in the cache modules' docstrings run."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "orchestra.cache.fingerprint",
+        "orchestra.cache.manifest",
+        "orchestra.cache.versions",
+        "orchestra.cache.layout",
+    ],
+)
+def test_docstring_examples(module):
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.failed == 0 and result.attempted > 0

