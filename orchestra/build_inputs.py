@@ -52,6 +52,8 @@ def describe_array(value: Any) -> dict[str, Any]:
 
 def describe_value(value: Any) -> Any:
     """Canonical description of a value folded in at parse time."""
+    if isinstance(value, np.generic) and value.dtype not in (np.float64, np.int64, np.bool_):
+        return {"dtype": value.dtype.str, "value": value.item()}  # a float32 folds in differently
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (numbers.Integral,)):

@@ -21,7 +21,6 @@ from typing import Any, Optional
 from orchestra.errors import ConfigurationError
 
 MODE_VARIABLE = "FV3_DACEMODE"
-CACHE_VARIABLE = "ORCHESTRA_CACHE_DIR"
 VERBOSE_VARIABLE = "ORCHESTRA_VERBOSE"
 BUILD_TIMEOUT_VARIABLE = "ORCHESTRA_BUILD_TIMEOUT"
 
@@ -138,8 +137,10 @@ class DaceConfig:
                 f"{MODE_VARIABLE}=Python"
             )
         if self.cache_root is None:
-            self.cache_root = Path(os.environ.get(CACHE_VARIABLE) or ".orchestra_cache")
-        self.cache_root = Path(self.cache_root).absolute()
+            from orchestra.cache.layout import default_cache_root
+
+            self.cache_root = default_cache_root()
+        self.cache_root = Path(self.cache_root).expanduser().absolute()
         if self.debug_checks is None:
             from orchestra.passes.debug import DebugChecks
 

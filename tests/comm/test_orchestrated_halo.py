@@ -1,0 +1,19 @@
+"""The callback halo exchanger called from an orchestrated program (6 ranks, real MPI)."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.mpi_launcher import run_mpi
+
+pytestmark = pytest.mark.mpi
+
+
+def test_orchestrated_program_with_callback_halo_matches_python_mode(tmp_path):
+    worker = Path(__file__).parent / "mpi_orchestrated_halo_worker.py"
+    result = run_mpi(6, worker, str(tmp_path / "cache"), timeout=600)
+    lines = [line for line in result.stdout.splitlines() if line.startswith("OK orchestrated-halo")]
+    assert len(lines) == 6, result.stdout[-3000:]
+    # one code path on a 1x1 cube: exactly one rank (rank 0, tile 0) compiled
+    assert sum(line.endswith("built=1") for line in lines) == 1
+    assert "OK orchestrated-halo rank=0 built=1" in result.stdout
