@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Optional
 
@@ -89,13 +90,32 @@ def _save_stage(sdfg: Any, folder: Optional[Path], name: str) -> None:
         sdfg.save(str(stages / f"{name}.sdfgz"), compress=True)
 
 
+#: DaCe warnings that are expected when parsing stencil models and say nothing
+#: to a model developer (callbacks are created on purpose by dace_inhibitor).
+_EXPECTED_WARNINGS = (
+    "Using sets for connectors is discouraged",
+    "Performance warning: Automatically creating callback",
+)
+
+
+def _quiet_expected_warnings() -> warnings.catch_warnings:
+    context = warnings.catch_warnings()
+    context.__enter__()
+    for message in _EXPECTED_WARNINGS:
+        warnings.filterwarnings("ignore", message=message)
+    return context
+
+
 def parse(program: Any, args: tuple, kwargs: dict, save_to: Optional[Path] = None) -> ParsedProgram:
     """[Python + stencils] -> one SDFG (nested orchestrated objects inlined)."""
     start = time.perf_counter()
+    quiet = _quiet_expected_warnings()
     try:
         sdfg = program.to_sdfg(*args, simplify=False, save=False, validate=False, **kwargs)
     except Exception as error:
         raise BuildError(f"parsing {program.name} into an SDFG failed: {error}") from error
+    finally:
+        quiet.__exit__(None, None, None)
     _save_stage(sdfg, save_to, "0_parsed")
     return ParsedProgram(sdfg, time.perf_counter() - start)
 
@@ -107,6 +127,7 @@ def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[
 
     start = time.perf_counter()
     sdfg = parsed.sdfg
+    quiet = _quiet_expected_warnings()
     try:
         simplify(sdfg, SIMPLIFY_SKIP)
         _save_stage(sdfg, save_to, "1_simplified")
@@ -126,6 +147,8 @@ def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[
         sdfg.validate()
     except Exception as error:
         raise BuildError(f"optimizing {sdfg.name} failed: {error}") from error
+    finally:
+        quiet.__exit__(None, None, None)
     return OptimizedProgram(sdfg, memory_report(sdfg), time.perf_counter() - start)
 
 

@@ -153,3 +153,19 @@ def test_orchestrate_function_with_compiletime_argument(cache_root):
         q_ref[1:-1, 1:-1, :] += 0.5 * 1.0
     orchestrated(q, lap, 3)
     assert np.array_equal(np.asarray(q), q_ref)
+
+
+def test_verbose_build_saves_every_stage_and_a_memory_report(tmp_path):
+    import json
+
+    root = tmp_path / "cache"
+    model = DiffusionModel(config("BuildAndRun", root, verbose=True), (7, 7, 2))
+    run(model, shape=(7, 7, 2), calls=1)
+    (entry,) = [marker.parent for marker in root.rglob("COMPLETE")]
+    stages = sorted(path.name for path in (entry / "stages").iterdir())
+    assert stages == ["0_parsed.sdfgz", "1_simplified.sdfgz", "2_expanded.sdfgz", "3_optimized.sdfgz"]
+    report = json.loads((entry / "memory_report.json").read_text())
+    # the three 7x7x2 float64 arrays (q, total, the component's temporary) are arguments
+    assert report["Default"]["argument"] >= 3 * 7 * 7 * 2 * 8
+    manifest = json.loads((entry / "manifest.json").read_text())
+    assert manifest["inputs"]["pipeline"]["simplify_skip"] == ["LiftTrivialIf", "ScalarToSymbolPromotion"]
