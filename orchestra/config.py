@@ -99,8 +99,9 @@ class DaceConfig:
             (default ``$ORCHESTRA_BUILD_TIMEOUT`` or no limit).
         verbose: save the SDFG after every pipeline stage into the build
             folder (default from ``ORCHESTRA_VERBOSE``).
-        debug_checks: checks injected into the program (see
-            :mod:`orchestra.passes.debug`), part of the cache key.
+        debug_checks: checks injected into the program, a ``DebugChecks`` or
+            its ``ORCHESTRA_DEBUG`` text (see :mod:`orchestra.passes.debug`);
+            default from ``ORCHESTRA_DEBUG``. Part of the cache key.
         cuda_arch: GPU architecture to build for (``dace:gpu``), e.g. "90";
             set explicitly so a GPU build needs no GPU.
 
@@ -141,10 +142,11 @@ class DaceConfig:
 
             self.cache_root = default_cache_root()
         self.cache_root = Path(self.cache_root).expanduser().absolute()
-        if self.debug_checks is None:
+        if self.debug_checks is None or isinstance(self.debug_checks, str):
             from orchestra.passes.debug import DebugChecks
 
-            self.debug_checks = DebugChecks.from_environment()
+            text = self.debug_checks
+            self.debug_checks = DebugChecks.from_environment() if text is None else DebugChecks.parse(text)
 
     @property
     def is_orchestrated(self) -> bool:
