@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from orchestra.toolchain import CPU_ARGS, GT4PY_EXTRA_FLAGS, compiler_identity, frozen_settings, host_isa
+from orchestra.toolchain import GT4PY_EXTRA_FLAGS, compiler_identity, frozen_settings, host_args, host_isa
 
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
@@ -140,10 +140,10 @@ def collect_build_inputs(
         "pipeline": pipeline,
         "toolchain": {
             "dace_settings": {key: describe_value(value) for key, value in frozen_settings().items()},
-            "cpu_args": list(CPU_ARGS),
+            "cpu_args": list(host_args(backend)),
             "gt4py_flags": list(GT4PY_EXTRA_FLAGS),
             "compiler": compiler_identity(),
-            "host_isa": host_isa() if "-march=native" in CPU_ARGS else None,
+            "host_isa": host_isa() if "-march=native" in host_args(backend) else None,
         },
         "versions": {name: _version(name) for name in ("orchestra", "dace", "gt4py")},
     }

@@ -8,31 +8,54 @@ N >= 3 (and likewise Nx1). The class is the same on every tile.
 
 Builds are shared by *content*: every rank computes the cache key of its own
 program; for each distinct key one rank builds it, preferring the lowest rank
-of tile 0 (so the first ranks of the top tile compile and the class
-representatives build concurrently); all other ranks wait without spinning,
-then load the published build. Because the key holds every input that
-changes the code, a build made at layout 3x3 is found again by every rank of
-a 4x4 (or larger) job with the same per-rank domain: zero compiles.
+of tile 0 (so the first rank of each class on tile 0 compiles and the classes
+build concurrently); all other ranks wait without spinning, then load the
+published build. Because the key holds every input that changes the code, a
+build made at layout 3x3 is found again by every rank of a 4x4 (or larger)
+job with the same per-rank domain: zero compiles. A program whose code does
+not depend on the edges has one key on every rank and is built once.
 
-Before anything is built, ranks check that every rank of one code-path class
-computed the same key; a value folded in at parse time that differs between
-ranks of one class (a decomposition-dependent scalar read through ``self``)
-is reported with the differing inputs instead of silently running one rank's
-constant on another.
+The workflow of :meth:`OrchestratedProgram._obtain`, one collective step at a time:
+
+1. every rank computes its key (:meth:`BuildCoordinator.collectively`);
+2. keys are allgathered; ranks of one code-path class must agree
+   (:meth:`BuildCoordinator.check_agreement`): a value folded in at parse time
+   that differs between them (a decomposition-dependent scalar read through
+   ``self``) raises :class:`RankDisagreementError` naming it, on every rank;
+3. the builder of each key looks it up and builds it on a miss (``Run`` mode:
+   fails instead), under the key's file lock; the others wait in a sleeping
+   barrier (:meth:`BuildCoordinator.run`);
+4. ``Build`` mode ends here, once every rank knows every build succeeded;
+5. every rank looks up *its own* key (library checksum verified) and loads it.
+
+A failure in any step on any rank raises on every rank with that rank's
+message, so no rank is left in a collective. A build (or the wait for one)
+longer than the build time limit ends the job with ``MPI_Abort``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
+import os
 import sys
+import threading
 import time
 import traceback
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional, TypeVar
 
-from orchestra.errors import BuildError, RankDisagreementError
+from orchestra.errors import BuildError, ConfigurationError, MissingBuildError, RankDisagreementError
 
 log = logging.getLogger("orchestra")
+
+T = TypeVar("T")
+
+#: Exit code of a job ended by the build time limit.
+BUILD_TIMEOUT_EXIT_CODE = 3
+
+#: Seconds between "still waiting" lines of a rank waiting for builds.
+WAIT_REPORT_S = 60.0
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -89,9 +112,19 @@ def choose_builders(records: list[tuple[int, int, str]]) -> dict[str, int]:
 
 
 @dataclasses.dataclass(frozen=True)
-class _Status:
+class _Outcome:
+    """How one rank's part of a collective step ended (small and picklable)."""
+
+    rank: int
     ok: bool
+    kind: str = ""  # the exception's class name
     message: str = ""
+    trace: str = ""
+
+
+#: Errors re-raised under their own class on every rank (the message says it all);
+#: anything else becomes a BuildError carrying the failing rank's traceback.
+_PASS_THROUGH = {cls.__name__: cls for cls in (MissingBuildError, RankDisagreementError, ConfigurationError)}
 
 
 def _mpi_comm(communicator: Any) -> Any:
@@ -103,9 +136,15 @@ def _mpi_comm(communicator: Any) -> Any:
 
 
 class BuildCoordinator:
-    """Runs one build-or-load decision collectively over all ranks.
+    """Runs the build-or-load decision collectively over all ranks.
 
-    With ``communicator=None`` (one process) it degenerates to a local call.
+    Every step that can fail on some ranks only (computing the key, building,
+    loading) ends in an ``allgather`` of how it went, and a failure anywhere
+    raises on *every* rank with the failing rank's message: no rank is left
+    waiting in a collective for a rank that died. A build (or the wait for
+    one) longer than ``timeout_s`` ends the job with ``MPI_Abort``.
+
+    With ``communicator=None`` (one process) every collective is a local call.
     """
 
     def __init__(self, communicator: Any, timeout_s: Optional[float] = None) -> None:
@@ -120,25 +159,95 @@ class BuildCoordinator:
     def _allgather(self, value: Any) -> list[Any]:
         return [value] if self.comm is None else self.comm.allgather(value)
 
-    def _wait_for_all(self, what: str) -> None:
-        """A barrier that sleeps instead of spinning, with the build time limit."""
+    # ------------------------------------------------------------ failures
+    def collectively(self, step: Callable[[], T], what: str) -> T:
+        """Run ``step`` on every rank; if it raised on any rank, raise on all of them.
+
+        The error raised names the first failing rank; on a failing rank it is
+        chained to the local exception. In one process the exception passes as it is.
+        """
+        if self.comm is None:
+            return step()  # one process: the exception as it is
+        try:
+            result = step()
+        except Exception as error:  # reported to every rank below
+            outcome = _Outcome(self.rank, False, type(error).__name__, str(error), traceback.format_exc(limit=6))
+            self._raise_failures(self._allgather(outcome), what, error)
+            raise  # unreachable: _raise_failures raises
+        self._raise_failures(self._allgather(_Outcome(self.rank, True)), what)
+        return result
+
+    @staticmethod
+    def _raise_failures(outcomes: list[_Outcome], what: str, local: Optional[BaseException] = None) -> None:
+        failures = [outcome for outcome in outcomes if not outcome.ok]
+        if not failures:
+            return
+        first = failures[0]
+        error_class = _PASS_THROUGH.get(first.kind)
+        if error_class is not None:
+            error: Exception = error_class(first.message)
+        else:
+            ranks = ", ".join(str(outcome.rank) for outcome in failures[:16])
+            error = BuildError(
+                f"{what} failed on {len(failures)} rank(s) ({ranks}); rank {first.rank}: "
+                f"{first.kind}: {first.message}\n{first.trace}"
+            )
+        raise error from local
+
+    # ---------------------------------------------------------- time limit
+    def _end_job_for_time(self, what: str) -> None:
+        limit = f"{self.timeout_s:g} s"
+        print(
+            f"orchestra: rank {self.rank}: {what} took longer than the build time limit of {limit} "
+            "(ORCHESTRA_BUILD_TIMEOUT / DaceConfig.build_timeout_s); ending the job",
+            file=sys.stderr,
+            flush=True,
+        )
+        sys.stdout.flush()
+        if self.comm is not None:
+            self.comm.Abort(BUILD_TIMEOUT_EXIT_CODE)
+        os._exit(BUILD_TIMEOUT_EXIT_CODE)
+
+    @contextlib.contextmanager
+    def _time_limit(self, what: str) -> Iterator[None]:
+        """End the job if the block runs longer than the build time limit.
+
+        A watchdog thread, because the block is a build (DaCe in Python, then a
+        compiler subprocess) that cannot be interrupted from inside.
+        """
+        if self.timeout_s is None:
+            yield
+            return
+        watchdog = threading.Timer(self.timeout_s, self._end_job_for_time, args=(what,))
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            yield
+        finally:
+            watchdog.cancel()
+
+    def _wait_for_all(self, what: str, report: Optional[str] = None) -> None:
+        """A barrier that sleeps instead of spinning, with the build time limit.
+
+        ``report``: log this line now and then while waiting (one rank only).
+        """
         if self.comm is None:
             return
         request = self.comm.Ibarrier()
         start = time.monotonic()
+        next_report = WAIT_REPORT_S
         delay = 0.001
         while not request.Test():
-            if self.timeout_s is not None and time.monotonic() - start > self.timeout_s:
-                message = (
-                    f"orchestra: rank {self.rank}: {what} took longer than the build time limit "
-                    f"of {self.timeout_s:.0f} s (ORCHESTRA_BUILD_TIMEOUT / DaceConfig.build_timeout_s); "
-                    "ending the job"
-                )
-                print(message, file=sys.stderr, flush=True)
-                self.comm.Abort(3)
+            elapsed = time.monotonic() - start
+            if self.timeout_s is not None and elapsed > self.timeout_s:
+                self._end_job_for_time(what)
+            if report is not None and elapsed > next_report:
+                log.info("%s (%.0f s so far)", report, elapsed)
+                next_report += WAIT_REPORT_S
             time.sleep(delay)
             delay = min(delay * 2, 0.2)
 
+    # ------------------------------------------------------------ workflow
     def check_agreement(
         self, key: str, inputs: dict, code_path: Optional[CodePathClass], tile: int
     ) -> list[tuple[int, int, str]]:
@@ -158,10 +267,11 @@ class BuildCoordinator:
 
             rank, reference = disagreeing[0]
             differences = describe_differences(all_inputs[rank], all_inputs[reference])
+            differences.sort(key=lambda line: not line.startswith("scalars"))  # the usual culprit first
             raise RankDisagreementError(
                 f"ranks {rank} and {reference} have the same code path but different build inputs, so one "
                 f"build would silently run the wrong constants on one of them ({len(disagreeing)} rank(s) "
-                f"disagree). Differences (rank {rank} vs rank {reference}): {'; '.join(differences[:8])}. "
+                f"disagree). Differences (rank {rank} vs rank {reference}): {'; '.join(differences[:12])}. "
                 "A value read through `self` is folded into the program at build time: pass values that "
                 "differ between ranks as arrays or through a dace_inhibitor getter instead"
             )
@@ -171,25 +281,30 @@ class BuildCoordinator:
         """Let the chosen builder of each key run ``build``; return True if this rank built.
 
         Every rank returns only once all builds succeeded; a failure on any
-        builder raises :class:`BuildError` with that rank's message on every rank.
+        builder raises on every rank with that rank's message
+        (:class:`MissingBuildError` as itself, anything else as :class:`BuildError`).
         """
         builders = choose_builders(records)
+        builder_ranks = sorted(set(builders.values()))
         builds_here = builders[key] == self.rank
-        status = _Status(True)
+        waiting = [rank for rank, _, _ in records if rank not in builder_ranks]
+        report = None
+        outcome = _Outcome(self.rank, True)
+        error: Optional[Exception] = None
         if builds_here:
             try:
-                build()
-            except Exception as error:  # reported to every rank below
-                status = _Status(False, f"rank {self.rank}: {type(error).__name__}: {error}\n"
-                                        + traceback.format_exc(limit=4))
-        elif self.rank == min(rank for rank, _, _ in records if builders[key] != rank) and self.comm:
-            log.info("%s: waiting for %d build(s) on rank(s) %s", label, len(builders),
-                     sorted(set(builders.values())))
-        self._wait_for_all(f"building {label}")
-        statuses = self._allgather(status)
-        failures = [s.message for s in statuses if not s.ok]
-        if failures:
-            raise BuildError(f"building {label} failed on {len(failures)} rank(s):\n{failures[0]}")
+                with self._time_limit(f"building {label}"):
+                    build()
+            except Exception as caught:  # reported to every rank below
+                if self.comm is None:
+                    raise
+                error = caught
+                outcome = _Outcome(self.rank, False, type(caught).__name__, str(caught), traceback.format_exc(limit=6))
+        elif waiting and self.rank == waiting[0]:
+            report = f"{label}: {len(waiting)} rank(s) waiting for {len(builders)} build(s) on rank(s) {builder_ranks}"
+            log.info("%s", report)
+        self._wait_for_all(f"building {label}", report)
+        self._raise_failures(self._allgather(outcome), f"building {label}", error)
         return builds_here
 
     def barrier(self) -> None:

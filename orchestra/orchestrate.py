@@ -31,7 +31,8 @@ from orchestra.config import DaceConfig, DaCeOrchestration, MODE_VARIABLE
 from orchestra.distributed import BuildCoordinator, CodePathClass, code_path_class
 from orchestra.errors import BuildError, MissingBuildError
 from orchestra.fast_call import FastCaller
-from orchestra.toolchain import dace_settings, prepare_gt4py
+from orchestra.abstract_arrays import refuse_abstract_arrays
+from orchestra.toolchain import GpuTarget, dace_settings, prepare_gt4py
 
 log = logging.getLogger("orchestra")
 
@@ -190,21 +191,30 @@ class OrchestratedProgram:
         config = self.config
         mode = config.orchestration
         _ensure_log_handler(config.rank)
-        with dace_settings():
-            program = self.dace_program(args)
+        gpu = GpuTarget.from_config(config.cuda_arch) if config.on_gpu else None  # never probes a device
+        with dace_settings(gpu=gpu):
             options = OptimizeOptions(
                 on_gpu=config.on_gpu, debug_checks=config.debug_checks, save_stages=config.verbose
             )
             code_path, tile = self._code_path()
             pipeline = options.as_key()
-            if config.on_gpu:
-                pipeline["cuda_arch"] = config.cuda_arch
-            inputs = collect_build_inputs(
-                program, self.function, args, kwargs, backend=config.backend, pipeline=pipeline
-            )
-            key = fingerprint(inputs)
-            store = BuildStore(config.cache_root)
+            if gpu is not None:
+                pipeline["cuda_arch"] = gpu.cuda_arch
+                pipeline["gpu"] = gpu.as_key()
             coordinator = BuildCoordinator(config.communicator, config.build_timeout_s)
+
+            def build_key() -> tuple[Any, dict, str]:
+                program = self.dace_program(args)
+                inputs = collect_build_inputs(
+                    program, self.function, args, kwargs, backend=config.backend, pipeline=pipeline
+                )
+                if mode.runs:
+                    refuse_abstract_arrays(self.label, program, args, kwargs)
+                return program, inputs, fingerprint(inputs)
+
+            # Every step that may fail on some ranks only is collective: a failure raises everywhere.
+            program, inputs, key = coordinator.collectively(build_key, f"computing the build key of {self.label}")
+            store = BuildStore(config.cache_root)
             records = coordinator.check_agreement(key, inputs, code_path, tile)
             if config.rank == 0:
                 store.record_request(self.label, key, inputs)
@@ -219,12 +229,7 @@ class OrchestratedProgram:
                     if store.lookup(key, self.label).entry is None:
                         self._build(store, key, inputs, program, args, kwargs, options)
 
-            try:
-                coordinator.run(records, key, find_or_build, self.label)
-            except BuildError as error:
-                if "MissingBuildError" in str(error):
-                    raise MissingBuildError(str(error).split("MissingBuildError: ", 1)[-1].split("\nTraceback")[0]) from None
-                raise
+            coordinator.run(records, key, find_or_build, self.label)
             if mode is DaCeOrchestration.Build:
                 coordinator.barrier()
                 if config.rank == 0:
@@ -235,15 +240,18 @@ class OrchestratedProgram:
                     raise SystemExit(0)
                 self._build_only = True
                 return None
-            found = store.lookup(key, self.label)
-            if found.entry is None:
-                raise MissingBuildError(self._missing_message(store, key, inputs, found.reason))
             from orchestra.pipeline.stages import load
 
-            loaded = load(found.entry.path)
+            def load_own_build() -> Any:
+                found = store.lookup(key, self.label)  # this rank's own key, library checksum verified
+                if found.entry is None:
+                    raise MissingBuildError(self._missing_message(store, key, inputs, found.reason))
+                return found.entry, load(found.entry.path)
+
+            entry, loaded = coordinator.collectively(load_own_build, f"loading {self.label}")
             self.load_seconds = loaded.seconds
             if config.rank == 0:
-                log.info("%s: loaded from cache %s in %.2f s", self.label, found.entry.path, loaded.seconds)
+                log.info("%s: loaded from cache %s in %.2f s", self.label, entry.path, loaded.seconds)
             return FastCaller(program, loaded.compiled_sdfg)
 
     def _build(self, store: Any, key: str, inputs: dict, program: Any, args: tuple, kwargs: dict, options: Any) -> None:
@@ -286,7 +294,7 @@ class OrchestratedProgram:
             f"FV3_DACEMODE=Run found no usable build of {self.label} in {store.root} (key {key[:20]}): {reason}."
         ]
         try:
-            closest = store.closest(self.label, inputs)
+            closest = [pair for pair in store.closest(self.label, inputs) if pair[0].key != key]
         except Exception:  # an unreadable neighbour must not hide the real message
             closest = []
         if closest:

@@ -50,6 +50,7 @@ class FrozenStencil:
         prepare_gt4py()
         from gt4py.cartesian import gtscript
 
+        prepare_gt4py()  # again, now that gt4py's backends are loaded (see toolchain)
         _resolve_string_annotations(definition)
         self.definition = definition
         self.backend = backend

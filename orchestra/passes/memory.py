@@ -7,22 +7,42 @@ from typing import Any
 
 
 def apply_memory_policy(sdfg: Any, pool: bool) -> None:
-    """Move top-level transients to persistent lifetime; pool them when asked.
+    """Top-level transients of static size become persistent; other device transients are pooled.
 
     Persistent transients are allocated once when the library is initialized
-    instead of on every call. On GPU, ``pool`` makes DaCe allocate them from a
-    stream-ordered memory pool.
+    instead of on every call. A transient that stays per-call (its size depends
+    on a symbol, or it belongs to a nested SDFG) is, with ``pool`` and in GPU
+    global memory, taken from CUDA's stream-ordered pool (``cudaMallocAsync``/
+    ``cudaFreeAsync``, no device synchronisation) instead of ``cudaMalloc``/
+    ``cudaFree`` on every call.
+
+    Persistent arrays are never marked pooled: DaCe 2.0.0a10 then also frees
+    them with ``cudaFreeAsync`` inside the program body, after their last use
+    (its pool-release analysis covers persistent lifetimes), so a second call
+    would use freed memory. ``tests/gpu/test_gpu_passes.py`` checks this.
     """
     from dace import dtypes
-    from dace.data import Array
+    from dace.data import Array, View
 
+    per_call = (dtypes.AllocationLifetime.Scope, dtypes.AllocationLifetime.SDFG)
     for name, desc in sdfg.arrays.items():
         if not desc.transient or not isinstance(desc, Array):
             continue
-        if desc.lifetime == dtypes.AllocationLifetime.Scope and not desc.free_symbols:
+        if desc.lifetime in per_call and not desc.free_symbols:
             desc.lifetime = dtypes.AllocationLifetime.Persistent
-        if pool:
-            desc.pool = True
+            desc.pool = False
+    if not pool:
+        return
+    for nested in sdfg.all_sdfgs_recursive():
+        for desc in nested.arrays.values():
+            if (
+                desc.transient
+                and isinstance(desc, Array)
+                and not isinstance(desc, View)
+                and desc.storage == dtypes.StorageType.GPU_Global
+                and desc.lifetime in per_call
+            ):
+                desc.pool = True
 
 
 def memory_report(sdfg: Any) -> dict:

@@ -134,10 +134,14 @@ def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[
         sdfg.expand_library_nodes()
         _save_stage(sdfg, save_to, "2_expanded")
         simplify(sdfg, SIMPLIFY_SKIP)
+        # Order (see orchestra.passes.gpu): GPU kernels and device storage first, then the
+        # memory policy (persistent/pooled device transients), then debug checks, which see
+        # the final kernels and may add a device synchronisation after each.
         if options.on_gpu:
             from orchestra.passes.gpu import to_gpu
 
-            to_gpu(sdfg)
+            result = to_gpu(sdfg, SIMPLIFY_SKIP)
+            log.debug("%s: %d GPU kernels, callbacks on the host: %s", sdfg.name, result.kernels, result.callbacks)
         apply_memory_policy(sdfg, pool=options.pooling)
         if options.debug_checks:
             from orchestra.passes.debug import insert_debug_checks
