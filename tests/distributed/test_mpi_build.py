@@ -1,0 +1,219 @@
+"""The distributed build under real mpirun: who compiles, cache reuse, refusals, failures.
+
+Every job runs ``mpi_build_worker.py`` (an orchestrated model with horizontal
+regions on the tile edges the rank touches, 6x6x2 cells per rank); each rank
+prints ``RESULT rank=.. class=.. built=.. ran=.. ok=..`` where ``ok`` means
+bitwise equal to the same model in ``Python`` mode on the numpy backend.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.mpi_launcher import MPI_ENV, REPO_ROOT, mpirun_executable, run_mpi
+
+WORKER = Path(__file__).with_name("mpi_build_worker.py")
+
+pytestmark = pytest.mark.mpi
+
+
+@pytest.fixture(autouse=True)
+def _mpi_environment(monkeypatch):
+    # waiting ranks yield their core (2 cores, up to 16 ranks); no limit unless a test sets one
+    monkeypatch.setenv("OMPI_MCA_mpi_yield_when_idle", "1")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.delenv("ORCHESTRA_BUILD_TIMEOUT", raising=False)
+
+
+def results(output: str) -> list[dict[str, str]]:
+    """The ``RESULT`` lines of a job, as dicts, by rank."""
+    found = []
+    for line in output.splitlines():
+        if line.startswith("RESULT "):
+            found.append(dict(item.split("=", 1) for item in line.split()[1:]))
+    return sorted(found, key=lambda result: int(result["rank"]))
+
+
+def worker(n_ranks: int, root: Path, *args: str, timeout: float = 120, check: bool = True):
+    """Run the worker on ``n_ranks`` ranks with cache root ``root``; (process, RESULT dicts)."""
+    process = run_mpi(n_ranks, WORKER, "--cache-root", str(root), *args, timeout=timeout, check=check)
+    return process, results(process.stdout)
+
+
+def builds_in(root: Path) -> int:
+    return len(list(root.glob("*/*/COMPLETE")))
+
+
+def staging_folders(root: Path) -> list[Path]:
+    staging = root / ".staging"
+    return list(staging.iterdir()) if staging.is_dir() else []
+
+
+def assert_all_ran_and_match(found: list[dict[str, str]], n_ranks: int, output: str) -> None:
+    assert [int(r["rank"]) for r in found] == list(range(n_ranks)), output[-3000:]
+    assert all(r["ran"] == "1" and r["ok"] == "1" for r in found), found
+
+
+def assert_failed_fast(process, started: float, limit_s: float = 90) -> None:
+    assert process.returncode not in (0, -signal.SIGKILL), process.stdout[-3000:]
+    assert time.monotonic() - started < limit_s
+
+
+# --------------------------------------------------------------- build at 3x3, run at 4x4
+@pytest.fixture(scope="module")
+def build_3x3(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cache_3x3")
+    process, found = worker(9, root, "--layout", "3x3", "--mode", "Build", timeout=300)
+    return root, process, found
+
+
+def test_3x3_build_compiles_once_per_code_path_class(build_3x3):
+    root, process, found = build_3x3
+    assert process.returncode == 0
+    assert len(found) == 9, process.stdout[-3000:]
+    assert all(r["built"] == "1" and r["ran"] == "0" for r in found), found  # Build mode: no run
+    assert len({r["class"] for r in found}) == 9
+    assert builds_in(root) == 9
+    assert "build ready" in process.stdout
+
+
+def test_4x4_run_from_the_3x3_build_compiles_nothing_and_matches_python_mode(build_3x3):
+    root = build_3x3[0]
+    process, found = worker(16, root, "--layout", "4x4", "--mode", "Run", timeout=300)
+    assert_all_ran_and_match(found, 16, process.stdout)
+    assert all(r["built"] == "0" and float(r["load_s"]) > 0 for r in found), found
+    assert builds_in(root) == 9
+    assert not staging_folders(root)  # nothing was being built
+
+
+# ------------------------------------------------------------------ stale builds refused
+@pytest.fixture(scope="module")
+def build_1x1(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cache_1x1")
+    worker(1, root, "--mode", "Build")
+    assert builds_in(root) == 1
+    return root
+
+
+@pytest.mark.parametrize(
+    "change,difference",
+    [
+        (["--variant", "b"], "source['edge_model_generated.EdgeModel.__call__'] changed"),
+        (["--nx", "8"], "arguments.q.shape: (10, 10, 2) vs (8, 8, 2)"),
+        (["--flag"], "scalars['self.halve_twice']: True vs False"),
+    ],
+    ids=["source", "domain", "flag"],
+)
+def test_run_with_a_stale_build_is_refused_naming_the_difference(build_1x1, change, difference):
+    process, found = worker(1, build_1x1, "--mode", "Run", *change, check=False)
+    assert process.returncode != 0 and not found
+    assert "MissingBuildError: FV3_DACEMODE=Run found no usable build of EdgeModel.__call__" in process.stdout
+    assert difference in process.stdout, process.stdout[-3000:]
+    assert builds_in(build_1x1) == 1 and not staging_folders(build_1x1)  # never compiles
+
+
+# ------------------------------------------------------------------------ corrupted library
+def test_corrupted_library_is_refused_by_run_and_rebuilt_by_build_and_run(tmp_path):
+    root = tmp_path / "cache"
+    worker(1, root, "--mode", "Build")
+    (library,) = [path for path in root.glob("*/*/build/lib*.so") if "dacestub" not in path.name]
+    with open(library, "r+b") as stream:
+        stream.truncate(library.stat().st_size // 2)
+    process, _ = worker(1, root, "--mode", "Run", check=False)
+    assert process.returncode != 0
+    assert "library checksum mismatch: file corrupted or truncated" in process.stdout, process.stdout[-3000:]
+    process, found = worker(1, root, "--mode", "BuildAndRun")
+    assert found[0]["built"] == "1" and found[0]["ok"] == "1"
+    assert builds_in(root) == 1
+
+
+# -------------------------------------------------------------------- concurrent jobs
+def test_two_concurrent_jobs_on_one_key_build_once(tmp_path):
+    root = tmp_path / "cache"
+    command = [mpirun_executable(), "-n", "2", "--allow-run-as-root", "--oversubscribe", sys.executable,
+               str(WORKER), "--layout", "2x1", "--mode", "BuildAndRun", "--cache-root", str(root)]
+    jobs = []
+    for name in ("a", "b"):
+        env = dict(os.environ, **MPI_ENV, PYTHONPATH=str(REPO_ROOT))
+        env["GT_CACHE_ROOT"] = str(tmp_path / f"gt_cache_{name}")  # gt4py's own cache is not multi-job safe
+        jobs.append(subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, start_new_session=True))
+    outputs = []
+    try:
+        for job in jobs:
+            outputs.append(job.communicate(timeout=240)[0])
+    finally:
+        for job in jobs:
+            if job.poll() is None:
+                os.killpg(job.pid, signal.SIGKILL)
+    assert [job.returncode for job in jobs] == [0, 0], "\n".join(output[-2000:] for output in outputs)
+    found = [result for output in outputs for result in results(output)]
+    assert len(found) == 4 and all(r["ok"] == "1" for r in found), found
+    built = sorted(r["class"] for r in found if r["built"] == "1")
+    assert built == ["bottom+top-left", "bottom+top-right"]  # each of the two keys built once in total
+    assert builds_in(root) == 2
+
+
+# ------------------------------------------------------------------- failures end the job
+def test_a_rank_failing_to_build_ends_the_job_with_its_message(tmp_path):
+    started = time.monotonic()
+    process, found = worker(2, tmp_path / "cache", "--layout", "1x2", "--broken-class", "top-left+right",
+                            check=False)
+    assert_failed_fast(process, started)
+    assert "building EdgeModel.__call__ failed on 1 rank(s) (1); rank 1: BuildError: parsing" in process.stdout, (
+        process.stdout[-3000:]
+    )
+    assert not found  # no rank went on to run
+    assert builds_in(tmp_path / "cache") <= 1
+
+
+@pytest.mark.parametrize("how,n_ranks,layout", [("env", 4, "2x2"), ("config", 1, "1x1")])
+def test_a_build_over_the_time_limit_ends_the_job(tmp_path, monkeypatch, how, n_ranks, layout):
+    args = ["--layout", layout]
+    if how == "env":
+        monkeypatch.setenv("ORCHESTRA_BUILD_TIMEOUT", "0.5")
+    else:
+        args += ["--build-timeout", "0.5"]
+    started = time.monotonic()
+    process, found = worker(n_ranks, tmp_path / "cache", *args, check=False)
+    assert_failed_fast(process, started)
+    assert "took longer than the build time limit of 0.5 s" in process.stdout, process.stdout[-3000:]
+    assert not found and builds_in(tmp_path / "cache") == 0
+
+
+# --------------------------------------------------- decomposition-dependent scalar trap
+def test_scalar_differing_within_a_class_is_caught_before_building(tmp_path):
+    """4x1: ranks 1 and 2 share a code path but fold in self.scale = 1 + i_index."""
+    started = time.monotonic()
+    process, found = worker(4, tmp_path / "cache", "--layout", "4x1", "--scalar", "rank", check=False)
+    assert_failed_fast(process, started)
+    assert "RankDisagreementError: ranks 2 and 1 have the same code path" in process.stdout, process.stdout[-3000:]
+    assert "scalars['self.scale']: 3.0 vs 2.0" in process.stdout
+    assert not found and builds_in(tmp_path / "cache") == 0
+
+
+def test_scalar_depending_on_the_layout_is_not_reused_on_another_layout(tmp_path):
+    """self.scale = 1 + 1/layout: built at 3x1, refused at 4x1 (same per-rank domain)."""
+    root = tmp_path / "cache"
+    _, found = worker(3, root, "--layout", "3x1", "--scalar", "layout", "--mode", "Build")
+    assert sum(r["built"] == "1" for r in found) == 3
+    process, found = worker(4, root, "--layout", "4x1", "--scalar", "layout", "--mode", "Run", check=False)
+    assert process.returncode != 0 and not found
+    assert "scalars['self.scale']: 1.25 vs 1.3333333333333333" in process.stdout, process.stdout[-3000:]
+    assert builds_in(root) == 3
+
+
+# -------------------------------------------------------------------------- cubed sphere
+def test_cubed_sphere_1x1_compiles_on_rank_0_only(tmp_path):
+    root = tmp_path / "cache"
+    process, found = worker(6, root, "--cube", "--layout", "1x1", "--mode", "BuildAndRun", timeout=180)
+    assert_all_ran_and_match(found, 6, process.stdout)
+    assert [r["built"] for r in found] == ["1", "0", "0", "0", "0", "0"]
+    assert builds_in(root) == 1
