@@ -124,7 +124,12 @@ def collect_build_inputs(
 
     nested: dict[str, Any] = {}
     for call, obj in closure.closure_sdfgs.values():
-        nested.setdefault(_ADDRESS.sub("", call), nested_identity(obj))
+        name, identity = _callee(call), nested_identity(obj)
+        suffix = 1
+        while name in nested and nested[name] != identity:  # same text, other code: keep both
+            suffix += 1
+            name = f"{_callee(call)}#{suffix}"
+        nested.setdefault(name, identity)
 
     inputs: dict[str, Any] = {
         "program": program.name,
@@ -147,11 +152,29 @@ def collect_build_inputs(
         },
         "versions": {name: _version(name) for name in ("orchestra", "dace", "gt4py")},
     }
-    # Sources of nested orchestrated components, read from their identities.
+    # Sources of nested orchestrated components live under "source" only, so a
+    # changed method is reported once.
     for identity in nested.values():
         if "function" in identity and "source" in identity:
-            inputs["source"][identity["function"]] = identity["source"]
+            inputs["source"][identity["function"]] = identity.pop("source")
     return inputs
+
+
+def _callee(call: str) -> str:
+    """The callee of a call expression DaCe recorded, without its arguments or addresses.
+
+    ``"FrozenStencil(update, ...)(q, 2.0)"`` becomes ``"FrozenStencil(update, ...)"``:
+    folded argument values are already listed under ``scalars``.
+    """
+    call = _ADDRESS.sub("", call)
+    if not call.endswith(")"):
+        return call
+    depth = 0
+    for index in range(len(call) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(call[index], 0)
+        if depth == 0:
+            return call[:index] or call
+    return call
 
 
 def _version(distribution: str) -> str:

@@ -169,3 +169,30 @@ def test_verbose_build_saves_every_stage_and_a_memory_report(tmp_path):
     assert report["Default"]["argument"] >= 3 * 7 * 7 * 2 * 8
     manifest = json.loads((entry / "manifest.json").read_text())
     assert manifest["inputs"]["pipeline"]["simplify_skip"] == ["LiftTrivialIf", "ScalarToSymbolPromotion"]
+
+
+def test_stencils_differing_only_in_externals_both_enter_the_key(cache_root):
+    from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
+
+    from orchestra.build_inputs import collect_build_inputs
+    from orchestra.orchestrate import OrchestratedProgram
+
+    def scaled(q: Field[float]):
+        from __externals__ import factor
+
+        with computation(PARALLEL), interval(...):
+            q = q * factor
+
+    origin, domain = (1, 1, 0), (SHAPE[0] - 2, SHAPE[1] - 2, SHAPE[2])
+    first = FrozenStencil(scaled, backend=BACKEND, origin=origin, domain=domain, externals={"factor": 2.0})
+    second = FrozenStencil(scaled, backend=BACKEND, origin=origin, domain=domain, externals={"factor": 3.0})
+
+    def both(q):
+        first(q)
+        second(q)
+
+    program = OrchestratedProgram(both, config("BuildAndRun", cache_root))
+    q, _ = initial_state(SHAPE, BACKEND)
+    inputs = collect_build_inputs(program.dace_program((q,)), both, (q,), {}, backend=BACKEND, pipeline={})
+    gt_ids = {identity["gt_id"] for identity in inputs["nested"].values()}
+    assert len(gt_ids) == 2
