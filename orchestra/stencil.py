@@ -19,9 +19,46 @@ Example (numpy backend, runs anywhere)::
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional, Sequence
+import contextlib
+import threading
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from orchestra.toolchain import prepare_gt4py
+
+_lock_depth = threading.local()
+
+
+@contextlib.contextmanager
+def gt4py_cache_lock() -> Iterator[None]:
+    """Hold an exclusive, re-entrant file lock on gt4py's stencil cache.
+
+    gt4py writes generated stencil modules and frozen SDFGs into its cache
+    without locking or atomic renames; MPI ranks generating the same stencil
+    at once read each other's half-written files. Every gt4py code generation
+    or build orchestra triggers runs under this lock; the first rank
+    generates, the others then find the result cached.
+    """
+    depth = getattr(_lock_depth, "value", 0)
+    if depth:
+        _lock_depth.value = depth + 1
+        try:
+            yield
+        finally:
+            _lock_depth.value = depth
+        return
+    from gt4py.cartesian import config as gt_config
+
+    from orchestra.cache.locking import file_lock
+
+    settings = gt_config.cache_settings
+    path = Path(settings["root_path"]) / settings["dir_name"] / "orchestra.lock"
+    with file_lock(path):
+        _lock_depth.value = 1
+        try:
+            yield
+        finally:
+            _lock_depth.value = 0
 
 
 class FrozenStencil:
@@ -62,14 +99,20 @@ class FrozenStencil:
         # DaCe backends: a lazy stencil yields its SDFG for orchestration without
         # building a Python extension; it builds only if called stencil by stencil.
         make = gtscript.lazy_stencil if backend.startswith("dace") else gtscript.stencil
-        self.stencil_object = make(backend=backend, definition=definition, externals=self.externals, **options)
+        with gt4py_cache_lock():
+            self.stencil_object = make(backend=backend, definition=definition, externals=self.externals, **options)
+        # the built stencil object, once there (a lazy stencil builds on its first call)
+        self._callable: Optional[Callable] = None if backend.startswith("dace") else self.stencil_object
 
     @property
     def name(self) -> str:
         return getattr(self.definition, "__name__", "stencil")
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
-        self.stencil_object(
+        if self._callable is None:
+            with gt4py_cache_lock():
+                self._callable = self.stencil_object.implementation
+        self._callable(
             *args,
             origin=self.origin,
             domain=self.domain,
@@ -95,7 +138,8 @@ class FrozenStencil:
 
     # --- DaCe's SDFGConvertible protocol: inlined when called from orchestrated code
     def __sdfg__(self, *args: Any, **kwargs: Any):
-        return self.stencil_object.__sdfg__(*args, origin=self.origin, domain=self.domain, **kwargs)
+        with gt4py_cache_lock():
+            return self.stencil_object.__sdfg__(*args, origin=self.origin, domain=self.domain, **kwargs)
 
     def __sdfg_signature__(self):
         return self.stencil_object.__sdfg_signature__()
