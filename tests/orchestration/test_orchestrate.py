@@ -162,6 +162,7 @@ def test_verbose_build_saves_every_stage_and_a_memory_report(tmp_path):
     model = DiffusionModel(config("BuildAndRun", root, verbose=True), (7, 7, 2))
     run(model, shape=(7, 7, 2), calls=1)
     (entry,) = [marker.parent for marker in root.rglob("COMPLETE")]
+    assert (entry / "signature.sdfgz").exists()  # loaders read the calling interface only
     stages = sorted(path.name for path in (entry / "stages").iterdir())
     assert stages == ["0_parsed.sdfgz", "1_simplified.sdfgz", "2_expanded.sdfgz", "3_optimized.sdfgz"]
     report = json.loads((entry / "memory_report.json").read_text())
