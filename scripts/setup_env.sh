@@ -17,6 +17,7 @@ export PATH="$VENV/bin:$PATH"
 export OMPI_ALLOW_RUN_AS_ROOT=1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
+export PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe   # the same for Open MPI 5's launcher
 # Waiting ranks should yield the CPU instead of busy-polling (2-core machines).
 export OMPI_MCA_mpi_yield_when_idle=1
 # gt4py's stencil cache lives with the project, not in the working directory of each test.
