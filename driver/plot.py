@@ -66,8 +66,10 @@ def plot_cells(
     figure, axes = plt.subplots(figsize=(10, 5), dpi=120)
     colours = np.asarray(colours)
     limit = float(np.abs(colours).max()) or 1.0
+    # no antialiasing: antialiased edges of adjacent polygons leave faint seams
     collection = PolyCollection(
-        polygons, array=colours, cmap="RdBu_r" if symmetric else "viridis", edgecolors="face", linewidths=0.3
+        polygons, array=colours, cmap="RdBu_r" if symmetric else "viridis",
+        edgecolors="face", linewidths=0.6, antialiaseds=False,
     )
     if symmetric:
         collection.set_clim(-limit, limit)
@@ -83,3 +85,39 @@ def plot_cells(
     figure.tight_layout()
     figure.savefig(path, format="png")
     plt.close(figure)
+
+
+def cube_corners(resolution: int) -> np.ndarray:
+    """Corners ``[tile, i, j, 4, 3]`` of every cell of a C``resolution`` cube (counter-clockwise)."""
+    from orchestra.comm import CubedSpherePartitioner, TilePartitioner
+
+    from driver.grid import GridGeometry, Subdomain
+
+    partitioner = CubedSpherePartitioner(TilePartitioner((1, 1)))
+    tiles = []
+    for tile in range(6):
+        geometry = GridGeometry.build(Subdomain.of_rank(partitioner, tile, resolution, 1))
+        c = geometry.corners[1 : resolution + 2, 1 : resolution + 2]
+        tiles.append(np.stack([c[:-1, :-1], c[1:, :-1], c[1:, 1:], c[:-1, 1:]], axis=2))
+    return np.stack(tiles)
+
+
+def main(argv: "list[str] | None" = None) -> None:
+    """``python -m driver.plot SNAPSHOT.nc OUT.png [TITLE]``: map a snapshot's free surface."""
+    import argparse
+
+    import xarray as xr
+
+    parser = argparse.ArgumentParser(prog="python -m driver.plot", description=main.__doc__)
+    parser.add_argument("snapshot", help="a <name>_step<N>.nc file written by the driver")
+    parser.add_argument("png", help="the PNG to write")
+    parser.add_argument("title", nargs="?", default=None)
+    arguments = parser.parse_args(argv)
+    with xr.open_dataset(arguments.snapshot) as data:
+        surface = data["free_surface"].values
+        title = arguments.title or f"free surface at {data.attrs.get('time_hours', 0):g} h"
+    plot_cells(cube_corners(surface.shape[1]), surface, title, Path(arguments.png))
+
+
+if __name__ == "__main__":
+    main()

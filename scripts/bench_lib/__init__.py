@@ -1,0 +1,1 @@
+"""Helpers of ``scripts/benchmark.py`` (the dynamical-core benchmark); see that script."""

@@ -1,0 +1,107 @@
+"""Kernel profile of the orchestrated step from DaCe's timer instrumentation.
+
+The optimized SDFG of the loaded build (``program.sdfgz`` in its cache
+entry) is copied with ``InstrumentationType.Timer`` on every outermost map
+(one per stencil call or vertical-sweep level), on every state that only
+calls back into Python (halo updates, the ``min_area`` getter) and on the
+whole program; it is compiled into a scratch folder and called through a
+:class:`~orchestra.fast_call.FastCaller` with the model's own arguments.
+Times are per step, summed per stencil (the map label's prefix).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench_lib.dycore import StateSnapshot, build_folder, orchestrated_program
+
+
+def instrument(sdfg: Any) -> dict[str, int]:
+    """Put timers on ``sdfg`` (in place); returns how many maps and callback states got one."""
+    import dace
+    from dace.sdfg import nodes
+
+    timer = dace.InstrumentationType.Timer
+    sdfg.instrument = timer
+    counts = {"maps": 0, "callback_states": 0}
+    for state in sdfg.all_states():
+        outer_maps = [n for n in state.nodes() if isinstance(n, nodes.MapEntry) and state.entry_node(n) is None]
+        for entry in outer_maps:
+            entry.map.instrument = timer
+            counts["maps"] += 1
+        callbacks = [n for n in state.nodes() if isinstance(n, nodes.Tasklet) and n.label.startswith("callback")]
+        if callbacks and not outer_maps:
+            state.instrument = timer
+            counts["callback_states"] += 1
+    return counts
+
+
+def profile_orchestrated(model: Any, steps: int, snapshot: StateSnapshot) -> dict[str, Any]:
+    """Compile an instrumented copy of the model's orchestrated step, run ``steps`` steps, summarize."""
+    import dace
+
+    from orchestra.fast_call import FastCaller
+    from orchestra.pipeline.stages import OptimizedProgram, compile_program, load
+    from orchestra.toolchain import dace_settings
+
+    program = orchestrated_program(model)
+    sdfg = dace.SDFG.from_file(str(build_folder(program) / "program.sdfgz"))
+    counts = instrument(sdfg)
+    with tempfile.TemporaryDirectory(prefix="orchestra_profile_") as scratch:
+        folder = Path(scratch)
+        start = time.perf_counter()
+        with dace_settings(), dace.config.temporary_config():
+            dace.Config.set("instrumentation", "report_each_invocation", value=False)
+            compile_program(OptimizedProgram(sdfg, {}, 0.0), folder)
+        compile_seconds = time.perf_counter() - start
+        loaded = load(folder)
+        caller = FastCaller(program.dace_program(), loaded.compiled_sdfg)
+        caller((), {})  # marshal once, warm up
+        snapshot.restore()
+        start = time.perf_counter()
+        for _ in range(steps):
+            caller((), {})
+        wall = (time.perf_counter() - start) / steps
+        loaded.compiled_sdfg.finalize()  # writes the report
+        reports = sorted((folder / "perf").glob("report-*.json"))
+        events = json.loads(reports[-1].read_text())["traceEvents"]
+    snapshot.restore()
+    return summarize(events, steps + 1, sdfg.name) | {
+        "instrumented": counts, "compile_s": compile_seconds, "instrumented_step_s": wall, "steps": steps + 1,
+    }
+
+
+def summarize(events: list[dict], calls: int, program_name: str) -> dict[str, Any]:
+    """Seconds per step: whole program, per stencil (maps grouped by label prefix), callbacks."""
+    per_label: dict[str, float] = collections.defaultdict(float)
+    per_stencil: dict[str, float] = collections.defaultdict(float)
+    maps_per_stencil: dict[str, int] = collections.defaultdict(int)
+    total = callbacks = 0.0
+    callback_calls = 0
+    for event in events:
+        name, seconds = event["name"], event.get("dur", 0) * 1e-6 / calls
+        per_label[name] += seconds
+        if name.startswith("SDFG ") or name == program_name:
+            total += seconds
+        elif name.startswith("State "):
+            callbacks += seconds
+            callback_calls += 1
+        else:
+            stencil = name.replace("Map ", "").split("__")[0]
+            per_stencil[stencil] += seconds
+            maps_per_stencil[stencil] += 1
+    kernels = sum(per_stencil.values())
+    return {
+        "program_s": total,
+        "kernels_s": kernels,
+        "callbacks_s": callbacks,
+        "callbacks_per_step": callback_calls // calls,
+        "rest_s": total - kernels - callbacks,
+        "per_stencil_s": dict(sorted(per_stencil.items(), key=lambda kv: -kv[1])),
+        "map_executions_per_step": {k: v // calls for k, v in maps_per_stencil.items()},
+    }

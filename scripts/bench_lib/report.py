@@ -1,0 +1,129 @@
+"""The benchmark's terminal table, derived figures (ratios, bandwidth fractions) and PNG plot."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+#: Column order and labels of the variants.
+LABELS = {
+    "numpy": "numpy",
+    "gt_cpu_kfirst": "gt:cpu_kfirst",
+    "dace_cpu": "dace:cpu",
+    "orchestrated": "orchestrated",
+}
+
+
+def groups(rows: list[dict]) -> dict[tuple[int, int], dict[tuple[int, int], dict[str, dict]]]:
+    """Rows as ``{(ranks, threads): {(n, nz): {variant: row}}}``."""
+    out: dict = {}
+    for row in rows:
+        if "error" in row:
+            continue
+        out.setdefault((row["ranks"], row["threads"]), {}).setdefault((row["n"], row["nz"]), {})[row["variant"]] = row
+    return out
+
+
+def derive(result: dict) -> list[dict]:
+    """One summary line per (ranks, threads, n, nz): medians, ratios to orchestrated, bandwidth."""
+    dram_by_threads = {t["threads"]: t["best_gbs"] for t in result["triad"] if t["array_mib"] >= 64}
+    lines = []
+    for (ranks, threads), sizes in sorted(groups(result["rows"]).items()):
+        for (n, nz), variants in sorted(sizes.items()):
+            line: dict[str, Any] = {"ranks": ranks, "threads": threads, "n": n, "nz": nz}
+            for variant in LABELS:
+                if variant in variants:
+                    line[f"{variant}_ms"] = 1e3 * variants[variant]["step"]["median"]
+                    line[f"{variant}_spread_ms"] = [
+                        1e3 * variants[variant]["step"]["p10"], 1e3 * variants[variant]["step"]["p90"]
+                    ]
+            orchestrated = variants.get("orchestrated")
+            if orchestrated is not None:
+                t = orchestrated["step"]["median"]
+                for variant in LABELS:
+                    if variant != "orchestrated" and variant in variants:
+                        line[f"{variant}_over_orchestrated"] = variants[variant]["step"]["median"] / t
+                line["raw_call_ms"] = 1e3 * orchestrated["raw_call"]["median"]
+                line["overhead_us"] = 1e6 * orchestrated["overhead_s"]
+                line["halo_in_step_ms"] = 1e3 * orchestrated["halo_in_step_s"]
+                line["halo_update_ms"] = 1e3 * orchestrated["halo_update"]["median"]
+                line["build_s"] = orchestrated.get("build_s")
+                line["load_s"] = orchestrated.get("load_s")
+                # the triad with as many threads as the job runs (capped at the largest measured)
+                dram = dram_by_threads.get(min(ranks * threads, max(dram_by_threads, default=1)))
+                line["triad_gbs"] = dram
+                traffic = result.get("traffic", {}).get(str(n), {}).get(str(nz))
+                if traffic:
+                    # every rank moves its own bytes; ranks share the machine's bandwidth
+                    for bound in ("per_stencil", "per_stage"):
+                        gbs = ranks * traffic[f"{bound}_bytes"] / t / 1e9
+                        line[f"{bound}_mb"] = traffic[f"{bound}_bytes"] / 1e6
+                        line[f"{bound}_gbs"] = gbs
+                        if dram:
+                            line[f"{bound}_fraction"] = gbs / dram
+            lines.append(line)
+    return lines
+
+
+def _fmt(value: Optional[float], spec: str = ".2f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def table(lines: list[dict]) -> str:
+    """The terminal table (ms per step, medians over repeats, slowest rank)."""
+    header = (
+        f"{'ranks':>5} {'thr':>3} {'per rank':>10} | {'numpy':>8} {'gt:kfirst':>9} {'dace:cpu':>8} "
+        f"{'orchestr.':>9} {'raw call':>8} | {'numpy/o':>7} {'kfirst/o':>8} {'dace/o':>6} | "
+        f"{'ovh us':>6} {'halo ms':>7} | {'MB/step':>7} {'GB/s':>5} {'%triad':>6}"
+    )
+    out = [header, "-" * len(header)]
+    for line in lines:
+        domain = f"{line['n']}x{line['n']}x{line['nz']}"
+        fraction = line.get("per_stencil_fraction")
+        out.append(
+            f"{line['ranks']:>5} {line['threads']:>3} {domain:>10} | "
+            f"{_fmt(line.get('numpy_ms')):>8} {_fmt(line.get('gt_cpu_kfirst_ms')):>9} "
+            f"{_fmt(line.get('dace_cpu_ms')):>8} {_fmt(line.get('orchestrated_ms')):>9} "
+            f"{_fmt(line.get('raw_call_ms')):>8} | "
+            f"{_fmt(line.get('numpy_over_orchestrated'), '.1f'):>7} "
+            f"{_fmt(line.get('gt_cpu_kfirst_over_orchestrated')):>8} "
+            f"{_fmt(line.get('dace_cpu_over_orchestrated')):>6} | "
+            f"{_fmt(line.get('overhead_us'), '.0f'):>6} {_fmt(line.get('halo_in_step_ms'), '.3f'):>7} | "
+            f"{_fmt(line.get('per_stencil_mb'), '.1f'):>7} {_fmt(line.get('per_stencil_gbs'), '.1f'):>5} "
+            f"{_fmt(None if fraction is None else 100 * fraction, '.0f'):>6}"
+        )
+    return "\n".join(out)
+
+
+def plot(result: dict, path: str) -> None:
+    """Time per step against cells per rank, one panel per (ranks, threads), one line per variant."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    grouped = sorted(groups(result["rows"]).items())
+    fig, axes = plt.subplots(1, len(grouped), figsize=(5 * len(grouped), 4.2), squeeze=False)
+    for ax, ((ranks, threads), sizes) in zip(axes[0], grouped):
+        for variant, label in LABELS.items():
+            points = sorted((n, nz, v[variant]["step"]) for (n, nz), v in sizes.items() if variant in v)
+            if not points:
+                continue
+            x = [n * n * nz for n, nz, _ in points]
+            y = [1e3 * s["median"] for *_, s in points]
+            low = [1e3 * (s["median"] - s["p10"]) for *_, s in points]
+            high = [1e3 * (s["p90"] - s["median"]) for *_, s in points]
+            ax.errorbar(x, y, yerr=[low, high], marker="o", capsize=3, label=label)
+        ticks = sorted({(n, nz) for n, nz in sizes})
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xticks([n * n * nz for n, nz in ticks], [f"{n}²x{nz}" for n, nz in ticks])
+        ax.minorticks_off()
+        ax.set_xlabel("cells per rank")
+        ax.set_ylabel("ms per step (median, p10-p90)")
+        ax.set_title(f"{ranks} rank{'s' if ranks > 1 else ''}, OMP_NUM_THREADS={threads}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle("Shallow-water dycore, Williamson case 2: time per step")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,271 @@
+"""Benchmark of the shallow-water dynamical core: stencil by stencil against orchestrated.
+
+One command runs everything and writes a table (terminal), a JSON file and a
+PNG plot::
+
+    source scripts/setup_env.sh
+    python scripts/benchmark.py                 # quick set (24 and 48 per rank), a few minutes once cached
+    python scripts/benchmark.py --full          # 24, 48, 96 and 192 per rank, with kernel profiles
+
+Variants (``--variants``): ``numpy``, ``gt_cpu_kfirst`` and ``dace_cpu``
+stencil by stencil (``FV3_DACEMODE=Python``), and ``orchestrated``
+(``dace:cpu``, one compiled program per step; built on first use into the
+orchestra cache, ``$ORCHESTRA_CACHE_DIR`` or ``./.orchestra_cache``, and
+reused). Each variant runs in its own ``mpirun`` job per rank count: 1 rank
+(one cubed-sphere tile, no halo exchange: see ``bench_lib/dycore.py``) and 6
+ranks (the cubed sphere, layout 1). Per-rank domains are ``n x n x nz``.
+
+Per variant and size: median time per step over ``--repeats`` batches of
+``--steps`` steps after warm-up (each batch from the same initial state; the
+slowest rank counts), with the 10th-90th percentile spread. Ratios are
+against orchestrated from the same run. Orchestrated also reports the raw
+compiled call (the library with marshalled arguments), the per-call overhead
+(alternating batches), the build time (this run, or the cache manifest's),
+the load time, and the halo-update time within a step.
+
+The same run measures the memory bandwidth with a compiled triad
+(``bench_lib/triad.py``), the minimum bytes per step from a trace of the
+stencil calls (``bench_lib/traffic.py``) and, with ``--profile-sizes``, a
+kernel profile from DaCe timer instrumentation (``bench_lib/profile.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_lib import report  # noqa: E402
+from bench_lib.dycore import VARIANTS  # noqa: E402
+
+QUICK = {"sizes": [24, 48], "profile_sizes": [24]}
+FULL = {"sizes": [24, 48, 96, 192], "profile_sizes": [24, 192]}
+
+#: Open MPI on one host as root, more ranks than cores (as tests/mpi_launcher.py).
+MPI_ENV = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_rmaps_base_oversubscribe": "1",
+    "OMPI_MCA_mpi_yield_when_idle": "1",
+    "OMPI_MCA_btl": "self,sm",
+    "OMPI_MCA_pml": "ob1",
+    "OPENBLAS_NUM_THREADS": "1",
+}
+
+
+def parse_arguments(argv: Optional[list[str]] = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--full", action="store_true", help="sizes 24..192 per rank and two kernel profiles")
+    parser.add_argument("--sizes", type=int, nargs="+", help="cells per rank along an edge (default: quick or full set)")
+    parser.add_argument("--nz", type=int, nargs="+", default=[8], help="layers (default 8)")
+    parser.add_argument("--ranks", type=int, nargs="+", default=[1, 6], help="rank counts: 1 and/or 6*layout**2")
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument(
+        "--threads", type=int, nargs="+", default=[1, 2],
+        help="OMP_NUM_THREADS for 1-rank jobs (multi-rank jobs always use 1)",
+    )
+    parser.add_argument("--numpy-max", type=int, default=96, help="largest per-rank size for numpy (slow)")
+    parser.add_argument("--steps", type=int, default=5, help="steps per timed batch")
+    parser.add_argument("--repeats", type=int, default=5, help="timed batches")
+    parser.add_argument("--warmup", type=int, default=1, help="steps after the first call, untimed")
+    parser.add_argument("--profile-sizes", type=int, nargs="*", help="sizes to profile (1 rank, orchestrated)")
+    parser.add_argument("--cache-root", default=os.environ.get("ORCHESTRA_CACHE_DIR"), help="orchestra cache")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmark_results" / "dycore", help="output folder")
+    parser.add_argument("--plot", type=Path, help="PNG path (default OUT/benchmark.png)")
+    parser.add_argument("--no-triad", action="store_true", help="skip the bandwidth measurement")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per mpirun job")
+    parser.add_argument("--worker", choices=[*VARIANTS, "traffic", "profile"], help=argparse.SUPPRESS)
+    parser.add_argument("--json", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    preset = FULL if args.full else QUICK
+    args.sizes = args.sizes or preset["sizes"]
+    if args.profile_sizes is None:
+        args.profile_sizes = [n for n in preset["profile_sizes"] if n in args.sizes]
+    return args
+
+
+# ----------------------------------------------------------------------------- workers (under mpirun)
+def worker(args: argparse.Namespace) -> None:
+    """Run one variant (or the traffic trace, or the profile) for every size; rank 0 writes JSON."""
+    from orchestra.comm import abort_on_exception
+
+    with abort_on_exception():
+        from bench_lib import dycore
+
+        comm = dycore.communicator()
+        threads = int(os.environ.get("OMP_NUM_THREADS", "1"))
+        rows = []
+        for nz in args.nz:
+            for n in args.sizes:
+                try:
+                    rows.append(_worker_row(args, comm, n, nz) | {"threads": threads})
+                except Exception as error:  # noqa: BLE001 (reported in the table, the run goes on)
+                    if comm.size > 1:
+                        raise
+                    rows.append({"variant": args.worker, "n": n, "nz": nz, "ranks": 1, "error": repr(error)})
+                if comm.rank == 0:
+                    args.json.write_text(json.dumps(rows, indent=1))
+
+
+def _worker_row(args: argparse.Namespace, comm: Any, n: int, nz: int) -> dict:
+    from bench_lib import dycore
+
+    if args.worker == "traffic":
+        from bench_lib.traffic import step_traffic
+
+        return {"n": n, "nz": nz, **step_traffic(dycore.build_model("numpy", n, nz, comm, None))}
+    if args.worker == "profile":
+        from bench_lib.profile import profile_orchestrated
+
+        model = dycore.build_model("orchestrated", n, nz, comm, args.cache_root)
+        snapshot = dycore.StateSnapshot(model.state)
+        model.dycore()
+        return {"n": n, "nz": nz, **profile_orchestrated(model, 2 * args.steps, snapshot)}
+    return dycore.measure_size(args.worker, n, nz, comm, args)
+
+
+# ----------------------------------------------------------------------------- driver (no MPI here)
+def mpirun(ranks: int, threads: int, worker_args: list[str], timeout: float) -> tuple[int, str]:
+    """Run this script as a worker under mpirun; returns (exit code, output tail)."""
+    launcher = Path(sys.executable).parent / "mpirun"
+    command = [
+        str(launcher if launcher.exists() else shutil.which("mpirun") or "mpirun"),
+        "-n", str(ranks), "--oversubscribe", sys.executable, str(Path(__file__).resolve()), *worker_args,
+    ]
+    env = dict(os.environ, **MPI_ENV, OMP_NUM_THREADS=str(threads))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    env.setdefault("GT_CACHE_ROOT", str(ROOT / ".gt_cache_root"))
+    try:
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+        return done.returncode, (done.stdout + done.stderr)[-3000:]
+    except subprocess.TimeoutExpired as error:
+        return -9, f"killed after {timeout} s: {str(error.stdout)[-2000:]}"
+
+
+def run_job(args: argparse.Namespace, what: str, ranks: int, threads: int, sizes: list[int], scratch: Path) -> list[dict]:
+    """One worker job; its rows, or one error row per size."""
+    out = scratch / f"{what}_{ranks}_{threads}.json"
+    worker_args = [
+        "--worker", what, "--json", str(out), "--sizes", *map(str, sizes), "--nz", *map(str, args.nz),
+        "--steps", str(args.steps), "--repeats", str(args.repeats), "--warmup", str(args.warmup),
+    ]
+    if args.cache_root:
+        worker_args += ["--cache-root", str(args.cache_root)]
+    start = time.perf_counter()
+    code, tail = mpirun(ranks, threads, worker_args, args.timeout)
+    rows = json.loads(out.read_text()) if out.exists() else []
+    print(f"  {what:<14} ranks={ranks} threads={threads} sizes={sizes}: {time.perf_counter() - start:.0f} s"
+          + ("" if code == 0 else f"  FAILED ({code})"), flush=True)
+    if code != 0:
+        print("    " + "\n    ".join(tail.splitlines()[-15:]), flush=True)
+        done = {(row.get("n"), row.get("nz")) for row in rows}
+        rows += [
+            {"variant": what, "ranks": ranks, "threads": threads, "n": n, "nz": nz, "error": f"exit {code}"}
+            for nz in args.nz for n in sizes if (n, nz) not in done
+        ]
+    return rows
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on."""
+    from importlib import metadata
+
+    info: dict[str, Any] = {
+        "host": platform.node(),
+        "python": platform.python_version(),
+        "cores": os.cpu_count(),
+        "load_average_start": os.getloadavg(),
+        "versions": {name: metadata.version(name) for name in ("dace", "gt4py", "numpy", "mpi4py")},
+    }
+    try:
+        cpu = [line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")]
+        info["cpu"] = cpu[0].split(":", 1)[1].strip()
+        info["memory_gib"] = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+        info["compiler"] = subprocess.run(["cc", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    except (OSError, IndexError, ValueError):
+        pass
+    return info
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = parse_arguments(argv)
+    if args.worker:
+        worker(args)
+        return 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    result: dict[str, Any] = {
+        "command": " ".join(["python", "scripts/benchmark.py", *(argv if argv is not None else sys.argv[1:])]),
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "machine": machine(),
+        "settings": {k: v for k, v in vars(args).items() if k not in ("worker", "json")} | {"out": str(args.out)},
+        "rows": [],
+    }
+    result["settings"]["plot"] = str(args.plot) if args.plot else None
+    start = time.perf_counter()
+    if not args.no_triad:
+        from bench_lib.triad import measure_triad
+
+        # DRAM (arrays far larger than the caches) and a cache-resident size, for reference
+        result["triad"] = [vars(t) | {"array_mib": t.array_mib} for t in measure_triad((1, 2), (1 << 25, 1 << 20))]
+        print("triad: " + ", ".join(
+            f"{t['threads']} thr {t['array_mib']:.0f} MiB {t['best_gbs']:.1f} GB/s" for t in result["triad"]
+        ), flush=True)
+    else:
+        result["triad"] = []
+    with tempfile.TemporaryDirectory(prefix="orchestra_bench_") as scratch_name:
+        scratch = Path(scratch_name)
+        traffic_rows = run_job(args, "traffic", 1, 1, args.sizes, scratch)
+        result["traffic"] = {}
+        for row in traffic_rows:
+            if "error" not in row:
+                result["traffic"].setdefault(str(row["n"]), {})[str(row["nz"])] = row
+        ordered = ["orchestrated"] + [v for v in args.variants if v != "orchestrated"]  # builds first
+        for ranks in args.ranks:
+            for threads in (args.threads if ranks == 1 else [1]):
+                for variant in ordered:
+                    if variant not in args.variants or (variant == "numpy" and threads > 1):
+                        continue
+                    sizes = [n for n in args.sizes if variant != "numpy" or n <= args.numpy_max]
+                    if sizes:
+                        result["rows"] += run_job(args, variant, ranks, threads, sizes, scratch)
+        if args.profile_sizes:
+            result["profile"] = run_job(args, "profile", 1, 1, args.profile_sizes, scratch)
+    result["seconds"] = time.perf_counter() - start
+    result["machine"]["load_average_end"] = os.getloadavg()
+    result["summary"] = report.derive(result)
+    print(report.table(result["summary"]))
+    print_profiles(result.get("profile", []))
+    (args.out / "benchmark.json").write_text(json.dumps(result, indent=1))
+    plot_path = args.plot or args.out / "benchmark.png"
+    report.plot(result, str(plot_path))
+    print(f"wrote {args.out / 'benchmark.json'} and {plot_path} ({result['seconds']:.0f} s)")
+    return 1 if any("error" in row for row in result["rows"]) else 0
+
+
+def print_profiles(profiles: list[dict]) -> None:
+    for p in profiles:
+        if "error" in p:
+            print(f"profile {p['n']}: {p['error']}")
+            continue
+        stencils = ", ".join(f"{name} {1e3 * s:.2f}" for name, s in p["per_stencil_s"].items())
+        print(
+            f"profile {p['n']}x{p['n']}x{p['nz']} (ms per step): program {1e3 * p['program_s']:.2f}, kernels "
+            f"{1e3 * p['kernels_s']:.2f}, callbacks {1e3 * p['callbacks_s']:.3f}, other {1e3 * p['rest_s']:.2f}; "
+            f"{stencils}"
+        )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
