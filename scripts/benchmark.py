@@ -71,7 +71,13 @@ def parse_arguments(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser.add_argument("--sizes", type=int, nargs="+", help="cells per rank along an edge (default: quick or full set)")
     parser.add_argument("--nz", type=int, nargs="+", default=[8], help="layers (default 8)")
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 6], help="rank counts: 1 and/or 6*layout**2")
-    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument(
+        "--variants", nargs="+", default=[v for v in VARIANTS if v != "orchestrated_nopasses"], choices=list(VARIANTS)
+    )
+    parser.add_argument(
+        "--compare-passes", action="store_true",
+        help="also run orchestrated without the optimize stage's CPU passes (1 rank; a separate build)",
+    )
     parser.add_argument(
         "--threads", type=int, nargs="+", default=[1, 2],
         help="OMP_NUM_THREADS for 1-rank jobs (multi-rank jobs always use 1)",
@@ -86,7 +92,9 @@ def parse_arguments(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser.add_argument("--plot", type=Path, help="PNG path (default OUT/benchmark.png)")
     parser.add_argument("--no-triad", action="store_true", help="skip the bandwidth measurement")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per mpirun job")
-    parser.add_argument("--worker", choices=[*VARIANTS, "traffic", "profile"], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--worker", choices=[*VARIANTS, "traffic", "profile", "profile_nopasses"], help=argparse.SUPPRESS
+    )
     parser.add_argument("--json", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     preset = FULL if args.full else QUICK
@@ -126,13 +134,14 @@ def _worker_row(args: argparse.Namespace, comm: Any, n: int, nz: int) -> dict:
         from bench_lib.traffic import step_traffic
 
         return {"n": n, "nz": nz, **step_traffic(dycore.build_model("numpy", n, nz, comm, None))}
-    if args.worker == "profile":
+    if args.worker.startswith("profile"):
         from bench_lib.profile import profile_orchestrated
 
-        model = dycore.build_model("orchestrated", n, nz, comm, args.cache_root)
+        variant = "orchestrated_nopasses" if args.worker == "profile_nopasses" else "orchestrated"
+        model = dycore.build_model(variant, n, nz, comm, args.cache_root)
         snapshot = dycore.StateSnapshot(model.state)
         model.dycore()
-        return {"n": n, "nz": nz, **profile_orchestrated(model, 2 * args.steps, snapshot)}
+        return {"variant": variant, "n": n, "nz": nz, **profile_orchestrated(model, 2 * args.steps, snapshot)}
     return dycore.measure_size(args.worker, n, nz, comm, args)
 
 
@@ -231,17 +240,23 @@ def main(argv: Optional[list[str]] = None) -> int:
         for row in traffic_rows:
             if "error" not in row:
                 result["traffic"].setdefault(str(row["n"]), {})[str(row["nz"])] = row
+        if args.compare_passes and "orchestrated_nopasses" not in args.variants:
+            args.variants.append("orchestrated_nopasses")
         ordered = ["orchestrated"] + [v for v in args.variants if v != "orchestrated"]  # builds first
         for ranks in args.ranks:
             for threads in (args.threads if ranks == 1 else [1]):
                 for variant in ordered:
                     if variant not in args.variants or (variant == "numpy" and threads > 1):
                         continue
+                    if variant == "orchestrated_nopasses" and ranks > 1:
+                        continue
                     sizes = [n for n in args.sizes if variant != "numpy" or n <= args.numpy_max]
                     if sizes:
                         result["rows"] += run_job(args, variant, ranks, threads, sizes, scratch)
         if args.profile_sizes:
             result["profile"] = run_job(args, "profile", 1, 1, args.profile_sizes, scratch)
+            if "orchestrated_nopasses" in args.variants:
+                result["profile"] += run_job(args, "profile_nopasses", 1, 1, args.profile_sizes, scratch)
     result["seconds"] = time.perf_counter() - start
     result["machine"]["load_average_end"] = os.getloadavg()
     result["summary"] = report.derive(result)
@@ -261,7 +276,7 @@ def print_profiles(profiles: list[dict]) -> None:
             continue
         stencils = ", ".join(f"{name} {1e3 * s:.2f}" for name, s in p["per_stencil_s"].items())
         print(
-            f"profile {p['n']}x{p['n']}x{p['nz']} (ms per step): program {1e3 * p['program_s']:.2f}, kernels "
+            f"profile {p.get('variant', '')} {p['n']}x{p['n']}x{p['nz']} (ms per step): program {1e3 * p['program_s']:.2f}, kernels "
             f"{1e3 * p['kernels_s']:.2f}, callbacks {1e3 * p['callbacks_s']:.3f}, other {1e3 * p['rest_s']:.2f}; "
             f"{stencils}"
         )

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from orchestra.errors import BuildError
+from orchestra.passes.cpu import DEFAULT_CPU_PASSES, check_cpu_passes
 from orchestra.passes.debug import DebugChecks
 
 log = logging.getLogger("orchestra")
@@ -34,6 +35,11 @@ class OptimizeOptions:
     debug_checks: DebugChecks = DebugChecks()
     pool_transients: Optional[bool] = None  # None: pool on GPU only
     save_stages: bool = False
+    #: CPU builds only, see orchestra.passes.cpu; () runs none
+    cpu_passes: tuple[str, ...] = DEFAULT_CPU_PASSES
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cpu_passes", check_cpu_passes(self.cpu_passes))
 
     def as_key(self) -> dict[str, Any]:
         return {
@@ -41,6 +47,7 @@ class OptimizeOptions:
             "debug_checks": self.debug_checks.as_key(),
             "pool_transients": self.pooling,
             "simplify_skip": sorted(SIMPLIFY_SKIP),
+            "cpu_passes": [] if self.on_gpu else list(self.cpu_passes),
         }
 
     @property
@@ -121,7 +128,7 @@ def parse(program: Any, args: tuple, kwargs: dict, save_to: Optional[Path] = Non
 
 
 def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[Path] = None) -> OptimizedProgram:
-    """[SDFG] -> [optimized SDFG]: simplify, expand library nodes, simplify, memory policy."""
+    """[SDFG] -> [optimized SDFG]: simplify, expand library nodes, simplify, CPU passes, memory policy."""
     from orchestra.passes.memory import apply_memory_policy, memory_report
     from orchestra.passes.simplify import simplify
 
@@ -134,6 +141,10 @@ def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[
         sdfg.expand_library_nodes()
         _save_stage(sdfg, save_to, "2_expanded")
         simplify(sdfg, SIMPLIFY_SKIP)
+        if not options.on_gpu:  # [SDFG] -> [SDFG, maps split at regions, one OpenMP level]
+            from orchestra.passes.cpu import apply_cpu_passes
+
+            apply_cpu_passes(sdfg, options.cpu_passes)
         # Order (see orchestra.passes.gpu): GPU kernels and device storage first, then the
         # memory policy (persistent/pooled device transients), then debug checks, which see
         # the final kernels and may add a device synchronisation after each.

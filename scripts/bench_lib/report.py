@@ -10,6 +10,7 @@ LABELS = {
     "gt_cpu_kfirst": "gt:cpu_kfirst",
     "dace_cpu": "dace:cpu",
     "orchestrated": "orchestrated",
+    "orchestrated_nopasses": "orchestrated, no CPU passes",
 }
 
 
@@ -44,6 +45,8 @@ def derive(result: dict) -> list[dict]:
                         line[f"{variant}_over_orchestrated"] = variants[variant]["step"]["median"] / t
                 line["raw_call_ms"] = 1e3 * orchestrated["raw_call"]["median"]
                 line["overhead_us"] = 1e6 * orchestrated["overhead_s"]
+                line["closure_read_us"] = 1e6 * orchestrated.get("closure_read_s", float("nan"))
+                line["overhead_compiled_getters_us"] = 1e6 * orchestrated.get("overhead_compiled_getters_s", float("nan"))
                 line["halo_in_step_ms"] = 1e3 * orchestrated["halo_in_step_s"]
                 line["halo_update_ms"] = 1e3 * orchestrated["halo_update"]["median"]
                 line["build_s"] = orchestrated.get("build_s")
@@ -69,11 +72,17 @@ def _fmt(value: Optional[float], spec: str = ".2f") -> str:
 
 
 def table(lines: list[dict]) -> str:
-    """The terminal table (ms per step, medians over repeats, slowest rank)."""
+    """The terminal table: ms per step (median over repeats, slowest rank), ratios, bandwidth."""
+    variants = [v for v in LABELS if any(f"{v}_ms" in line for line in lines)]
+    short = {"numpy": "numpy", "gt_cpu_kfirst": "gt:kfirst", "dace_cpu": "dace:cpu", "orchestrated": "orch.",
+             "orchestrated_nopasses": "orch.nopass"}
+    others = [v for v in variants if v != "orchestrated"]
     header = (
-        f"{'ranks':>5} {'thr':>3} {'per rank':>10} | {'numpy':>8} {'gt:kfirst':>9} {'dace:cpu':>8} "
-        f"{'orchestr.':>9} {'raw call':>8} | {'numpy/o':>7} {'kfirst/o':>8} {'dace/o':>6} | "
-        f"{'ovh us':>6} {'halo ms':>7} | {'MB/step':>7} {'GB/s':>5} {'%triad':>6}"
+        f"{'ranks':>5} {'thr':>3} {'per rank':>10} | "
+        + " ".join(f"{short[v]:>11}" for v in variants)
+        + f" {'raw call':>8} | "
+        + " ".join(f"{short[v] + '/o':>13}" for v in others)
+        + f" | {'ovh us':>6} {'ovh* us':>7} {'halo ms':>7} | {'MB/step':>7} {'GB/s':>5} {'%triad':>6}"
     )
     out = [header, "-" * len(header)]
     for line in lines:
@@ -81,13 +90,11 @@ def table(lines: list[dict]) -> str:
         fraction = line.get("per_stencil_fraction")
         out.append(
             f"{line['ranks']:>5} {line['threads']:>3} {domain:>10} | "
-            f"{_fmt(line.get('numpy_ms')):>8} {_fmt(line.get('gt_cpu_kfirst_ms')):>9} "
-            f"{_fmt(line.get('dace_cpu_ms')):>8} {_fmt(line.get('orchestrated_ms')):>9} "
-            f"{_fmt(line.get('raw_call_ms')):>8} | "
-            f"{_fmt(line.get('numpy_over_orchestrated'), '.1f'):>7} "
-            f"{_fmt(line.get('gt_cpu_kfirst_over_orchestrated')):>8} "
-            f"{_fmt(line.get('dace_cpu_over_orchestrated')):>6} | "
-            f"{_fmt(line.get('overhead_us'), '.0f'):>6} {_fmt(line.get('halo_in_step_ms'), '.3f'):>7} | "
+            + " ".join(f"{_fmt(line.get(f'{v}_ms')):>11}" for v in variants)
+            + f" {_fmt(line.get('raw_call_ms')):>8} | "
+            + " ".join(f"{_fmt(line.get(f'{v}_over_orchestrated')):>13}" for v in others)
+            + f" | {_fmt(line.get('overhead_us'), '.0f'):>6} {_fmt(line.get('overhead_compiled_getters_us'), '.0f'):>7}"
+            f" {_fmt(line.get('halo_in_step_ms'), '.3f'):>7} | "
             f"{_fmt(line.get('per_stencil_mb'), '.1f'):>7} {_fmt(line.get('per_stencil_gbs'), '.1f'):>5} "
             f"{_fmt(None if fraction is None else 100 * fraction, '.0f'):>6}"
         )

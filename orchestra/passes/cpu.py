@@ -1,0 +1,63 @@
+"""The CPU passes of the optimize stage, by name, in the order they run.
+
+``OptimizeOptions.cpu_passes`` names the passes a CPU build runs after
+simplification (GPU builds run none of them); the names enter the cache key.
+
+============================  ===============================================  ==========================
+name                          what it does                                     module
+============================  ===============================================  ==========================
+``split_region_maps``         one map per piece between horizontal-region      :mod:`.regions`
+                              boundaries; each piece without dead branches
+``single_parallel_level``     no OpenMP region nested in another; a            :mod:`.openmp`
+                              one-iteration parallel map hands its threads on
+============================  ===============================================  ==========================
+
+Both change control flow and schedules only, never arithmetic: results stay
+bitwise identical (``tests/benchmarks/test_cpu_passes.py``). Figures:
+``docs/performance.md``.
+
+>>> check_cpu_passes(["single_parallel_level", "split_region_maps"])
+('split_region_maps', 'single_parallel_level')
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Iterable
+
+from orchestra.errors import ConfigurationError
+
+log = logging.getLogger("orchestra")
+
+#: Every CPU pass, in the order the optimize stage runs them (region splitting
+#: copies inner maps, whose schedules the OpenMP pass then sets).
+CPU_PASS_ORDER = ("split_region_maps", "single_parallel_level")
+
+#: What a CPU build runs by default.
+DEFAULT_CPU_PASSES = CPU_PASS_ORDER
+
+
+def check_cpu_passes(names: Iterable[str]) -> tuple[str, ...]:
+    """``names`` in the order they run; an unknown name is a :class:`ConfigurationError`."""
+    names = tuple(names)
+    unknown = [name for name in names if name not in CPU_PASS_ORDER]
+    if unknown:
+        raise ConfigurationError(
+            f"unknown CPU pass(es) {', '.join(map(repr, unknown))}; choose from {', '.join(CPU_PASS_ORDER)}"
+        )
+    return tuple(name for name in CPU_PASS_ORDER if name in names)
+
+
+def _functions() -> dict[str, Callable[[Any], int]]:
+    from orchestra.passes.openmp import single_parallel_level
+    from orchestra.passes.regions import split_region_maps
+
+    return {"split_region_maps": split_region_maps, "single_parallel_level": single_parallel_level}
+
+
+def apply_cpu_passes(sdfg: Any, names: Iterable[str]) -> dict[str, int]:
+    """Run the named passes on ``sdfg`` in place; returns what each changed (maps)."""
+    functions = _functions()
+    changed = {name: functions[name](sdfg) for name in check_cpu_passes(names)}
+    log.debug("%s: CPU passes %s", sdfg.name, changed)
+    return changed
