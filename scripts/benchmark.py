@@ -277,7 +277,9 @@ def print_profiles(profiles: list[dict]) -> None:
         stencils = ", ".join(f"{name} {1e3 * s:.2f}" for name, s in p["per_stencil_s"].items())
         print(
             f"profile {p.get('variant', '')} {p['n']}x{p['n']}x{p['nz']} (ms per step): program {1e3 * p['program_s']:.2f}, kernels "
-            f"{1e3 * p['kernels_s']:.2f}, callbacks {1e3 * p['callbacks_s']:.3f}, other {1e3 * p['rest_s']:.2f}; "
+            f"{1e3 * p['kernels_s']:.2f}, callbacks {1e3 * p['callbacks_s']:.3f} ({p['callbacks_per_step']}; "
+            f"from Python: halo update {1e6 * p['python_halo_update_s']:.1f} us, min_area "
+            f"{1e6 * p['python_min_area_s']:.2f} us), other {1e3 * p['rest_s']:.2f}; "
             f"{stencils}"
         )
 

@@ -120,7 +120,12 @@ class StateSnapshot:
 
 @dataclasses.dataclass(frozen=True)
 class Timing:
-    """Seconds per call over repeats: median, 10th and 90th percentile, min and max (slowest rank)."""
+    """Seconds per call over repeats: median, 10th and 90th percentile, min and max (slowest rank).
+
+    ``cpu_median`` is the median CPU time of the process per call (slowest
+    rank): on a shared machine it leaves out the time the process waited for
+    a core.
+    """
 
     median: float
     p10: float
@@ -128,13 +133,14 @@ class Timing:
     minimum: float
     maximum: float
     repeats: int
+    cpu_median: float
 
     @classmethod
-    def of(cls, samples: list[float]) -> "Timing":
+    def of(cls, samples: list[float], cpu_samples: list[float]) -> "Timing":
         values = np.array(samples)
         return cls(
             float(np.median(values)), float(np.percentile(values, 10)), float(np.percentile(values, 90)),
-            float(values.min()), float(values.max()), len(samples),
+            float(values.min()), float(values.max()), len(samples), float(np.median(cpu_samples)),
         )
 
 
@@ -142,17 +148,19 @@ def time_calls(
     comm: Any, call: Callable[[], Any], calls: int, repeats: int, before: Optional[Callable[[], None]] = None
 ) -> Timing:
     """Time ``calls`` calls per repeat after a barrier; per-call seconds of the slowest rank."""
-    samples = []
+    samples, cpu = [], []
     for _ in range(repeats):
         if before is not None:
             before()
         comm.barrier()
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         for _ in range(calls):
             call()
         samples.append((time.perf_counter() - start) / calls)
+        cpu.append((time.process_time() - cpu_start) / calls)
     slowest = np.max(np.array(comm.allgather(samples)), axis=0)
-    return Timing.of(list(slowest))
+    slowest_cpu = np.max(np.array(comm.allgather(cpu)), axis=0)
+    return Timing.of(list(slowest), list(slowest_cpu))
 
 
 class HaloClock:

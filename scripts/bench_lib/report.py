@@ -34,6 +34,7 @@ def derive(result: dict) -> list[dict]:
             for variant in LABELS:
                 if variant in variants:
                     line[f"{variant}_ms"] = 1e3 * variants[variant]["step"]["median"]
+                    line[f"{variant}_cpu_ms"] = 1e3 * variants[variant]["step"].get("cpu_median", float("nan"))
                     line[f"{variant}_spread_ms"] = [
                         1e3 * variants[variant]["step"]["p10"], 1e3 * variants[variant]["step"]["p90"]
                     ]
