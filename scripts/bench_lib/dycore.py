@@ -253,16 +253,6 @@ def orchestrated_figures(model: Any, comm: Any, args: Any, snapshot: StateSnapsh
     }
     figures["overhead_s"] = _overhead(model, comm, args, snapshot)
     figures["closure_read_s"] = time_calls(comm, lambda: caller._current_values((), {}), 20, args.repeats).median
-    # The same with the closure getters compiled once (the change proposed for orchestra/fast_call.py).
-    original = caller._closure_getters
-    caller._closure_getters = [compiled_getter(getter) for getter in original]
-    try:
-        figures["closure_read_compiled_s"] = time_calls(
-            comm, lambda: caller._current_values((), {}), 20, args.repeats
-        ).median
-        figures["overhead_compiled_getters_s"] = _overhead(model, comm, args, snapshot)
-    finally:
-        caller._closure_getters = original
     return figures
 
 
@@ -277,24 +267,6 @@ def _overhead(model: Any, comm: Any, args: Any, snapshot: StateSnapshot) -> floa
         t_raw = time_calls(comm, caller.raw_call, args.steps, 1).median
         overhead.append(t_call - t_raw)
     return statistics.median(overhead)
-
-
-def compiled_getter(getter: Callable[[], Any]) -> Callable[[], Any]:
-    """DaCe's closure getter ``eval(qualname, resolver.globals)`` with the expression compiled once.
-
-    DaCe builds a copy of the module globals and compiles the qualified name
-    (``"self.grid.rarea"``) on every call of the getter. Other getters are
-    returned unchanged.
-    """
-    names = getattr(getattr(getter, "__code__", None), "co_freevars", ())
-    if names != ("qualname", "self") or getter.__closure__ is None:
-        return getter
-    qualname, resolver = (cell.cell_contents for cell in getter.__closure__)
-    namespace = getattr(resolver, "_globals", None)
-    if not isinstance(qualname, str) or not isinstance(namespace, dict):
-        return getter
-    code = compile(qualname, f"<closure {qualname}>", "eval")
-    return lambda: eval(code, namespace)  # noqa: S307 (DaCe's own expression)
 
 
 def _manifest_build_seconds(program: Any) -> Optional[float]:
