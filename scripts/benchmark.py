@@ -261,6 +261,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     result["machine"]["load_average_end"] = os.getloadavg()
     result["summary"] = report.derive(result)
     print(report.table(result["summary"]))
+    print(report.LEGEND)
     print_profiles(result.get("profile", []))
     (args.out / "benchmark.json").write_text(json.dumps(result, indent=1))
     plot_path = args.plot or args.out / "benchmark.png"

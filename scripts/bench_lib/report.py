@@ -71,6 +71,17 @@ def _fmt(value: Optional[float], spec: str = ".2f") -> str:
     return "-" if value is None else format(value, spec)
 
 
+#: What the table's columns mean (printed under it).
+LEGEND = """\
+ms per step: median over repeats of the slowest rank. raw call: the orchestrated library called with
+already marshalled arguments. X/o: time of X over orchestrated. ovh us: orchestra's per-call cost
+outside the library (the call timed with a no-op library); self us: of which reading the closure
+arrays through `self`. halo ms: wall time per step inside halo updates (on oversubscribed ranks this
+includes waiting for neighbours); upd ms: one isolated halo update of h. MB/step: minimum bytes per
+step if every stencil reads and writes each field once; GB/s and %triad: that traffic over the
+orchestrated time, against the compiled triad with as many threads as the job (all ranks together)."""
+
+
 def table(lines: list[dict]) -> str:
     """The terminal table: ms per step (median over repeats, slowest rank), ratios, bandwidth."""
     variants = [v for v in LABELS if any(f"{v}_ms" in line for line in lines)]
@@ -82,7 +93,7 @@ def table(lines: list[dict]) -> str:
         + " ".join(f"{short[v]:>11}" for v in variants)
         + f" {'raw call':>8} | "
         + " ".join(f"{short[v] + '/o':>13}" for v in others)
-        + f" | {'ovh us':>6} {'self us':>7} {'halo ms':>7} | {'MB/step':>7} {'GB/s':>5} {'%triad':>6}"
+        + f" | {'ovh us':>6} {'self us':>7} {'halo ms':>7} {'upd ms':>6} | {'MB/step':>7} {'GB/s':>5} {'%triad':>6}"
     )
     out = [header, "-" * len(header)]
     for line in lines:
@@ -94,7 +105,7 @@ def table(lines: list[dict]) -> str:
             + f" {_fmt(line.get('raw_call_ms')):>8} | "
             + " ".join(f"{_fmt(line.get(f'{v}_over_orchestrated')):>13}" for v in others)
             + f" | {_fmt(line.get('overhead_us'), '.0f'):>6} {_fmt(line.get('closure_read_us'), '.0f'):>7}"
-            f" {_fmt(line.get('halo_in_step_ms'), '.3f'):>7} | "
+            f" {_fmt(line.get('halo_in_step_ms'), '.3f'):>7} {_fmt(line.get('halo_update_ms'), '.3f'):>6} | "
             f"{_fmt(line.get('per_stencil_mb'), '.1f'):>7} {_fmt(line.get('per_stencil_gbs'), '.1f'):>5} "
             f"{_fmt(None if fraction is None else 100 * fraction, '.0f'):>6}"
         )
