@@ -13,6 +13,12 @@ LABELS = {
     "orchestrated_nopasses": "orchestrated, no CPU passes",
 }
 
+#: One colour per variant, the same in every panel.
+COLORS = {
+    "numpy": "tab:gray", "gt_cpu_kfirst": "tab:blue", "dace_cpu": "tab:orange", "orchestrated": "tab:red",
+    "orchestrated_nopasses": "tab:purple",
+}
+
 
 def groups(rows: list[dict]) -> dict[tuple[int, int], dict[tuple[int, int], dict[str, dict]]]:
     """Rows as ``{(ranks, threads): {(n, nz): {variant: row}}}``."""
@@ -130,7 +136,7 @@ def plot(result: dict, path: str) -> None:
             y = [1e3 * s["median"] for *_, s in points]
             low = [1e3 * (s["median"] - s["p10"]) for *_, s in points]
             high = [1e3 * (s["p90"] - s["median"]) for *_, s in points]
-            ax.errorbar(x, y, yerr=[low, high], marker="o", capsize=3, label=label)
+            ax.errorbar(x, y, yerr=[low, high], marker="o", capsize=3, label=label, color=COLORS[variant])
         ticks = sorted({(n, nz) for n, nz in sizes})
         ax.set_xscale("log")
         ax.set_yscale("log")
