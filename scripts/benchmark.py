@@ -22,6 +22,9 @@ against orchestrated from the same run. Orchestrated also reports the raw
 compiled call (the library with marshalled arguments), the per-call overhead
 (alternating batches), the build time (this run, or the cache manifest's),
 the load time, and the halo-update time within a step.
+``--compare-passes`` adds orchestrated without the optimize stage's CPU
+passes and ``--debug-checks SPEC`` orchestrated with ``ORCHESTRA_DEBUG``
+checks (both 1 rank, separate builds) for before/after ratios.
 
 The same run measures the memory bandwidth with a compiled triad
 (``bench_lib/triad.py``), the minimum bytes per step from a trace of the
@@ -48,7 +51,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_lib import report  # noqa: E402
-from bench_lib.dycore import VARIANTS  # noqa: E402
+from bench_lib.dycore import ONE_RANK_VARIANTS, VARIANTS  # noqa: E402
 
 QUICK = {"sizes": [24, 48], "profile_sizes": [24]}
 FULL = {"sizes": [24, 48, 96, 192], "profile_sizes": [24, 192]}
@@ -72,11 +75,16 @@ def parse_arguments(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser.add_argument("--nz", type=int, nargs="+", default=[8], help="layers (default 8)")
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 6], help="rank counts: 1 and/or 6*layout**2")
     parser.add_argument(
-        "--variants", nargs="+", default=[v for v in VARIANTS if v != "orchestrated_nopasses"], choices=list(VARIANTS)
+        "--variants", nargs="+", default=[v for v in VARIANTS if v not in ONE_RANK_VARIANTS], choices=list(VARIANTS)
     )
     parser.add_argument(
         "--compare-passes", action="store_true",
         help="also run orchestrated without the optimize stage's CPU passes (1 rank; a separate build)",
+    )
+    parser.add_argument(
+        "--debug-checks", default="", metavar="SPEC",
+        help="also run orchestrated with these ORCHESTRA_DEBUG checks (1 rank; a separate build), "
+        "e.g. 'nan;negative:fields=h,threshold=0'",
     )
     parser.add_argument(
         "--threads", type=int, nargs="+", default=[1, 2],
@@ -172,6 +180,8 @@ def run_job(args: argparse.Namespace, what: str, ranks: int, threads: int, sizes
     ]
     if args.cache_root:
         worker_args += ["--cache-root", str(args.cache_root)]
+    if args.debug_checks:
+        worker_args += ["--debug-checks", args.debug_checks]
     start = time.perf_counter()
     code, tail = mpirun(ranks, threads, worker_args, args.timeout)
     rows = json.loads(out.read_text()) if out.exists() else []
@@ -242,13 +252,15 @@ def main(argv: Optional[list[str]] = None) -> int:
                 result["traffic"].setdefault(str(row["n"]), {})[str(row["nz"])] = row
         if args.compare_passes and "orchestrated_nopasses" not in args.variants:
             args.variants.append("orchestrated_nopasses")
+        if args.debug_checks and "orchestrated_debug" not in args.variants:
+            args.variants.append("orchestrated_debug")
         ordered = ["orchestrated"] + [v for v in args.variants if v != "orchestrated"]  # builds first
         for ranks in args.ranks:
             for threads in (args.threads if ranks == 1 else [1]):
                 for variant in ordered:
                     if variant not in args.variants or (variant == "numpy" and threads > 1):
                         continue
-                    if variant == "orchestrated_nopasses" and ranks > 1:
+                    if variant in ONE_RANK_VARIANTS and ranks > 1:
                         continue
                     sizes = [n for n in args.sizes if variant != "numpy" or n <= args.numpy_max]
                     if sizes:

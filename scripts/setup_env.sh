@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Creates .venv (once) with orchestra installed in editable mode, and exports
 # what every orchestra script needs. Source it: `source scripts/setup_env.sh`.
-set -euo pipefail
+# Sourced into an interactive shell it must not change that shell's options
+# (no `set -e` there), so failures are handled here and returned.
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"
 PYTHON="${PYTHON:-python3}"
 if [ ! -x "$VENV/bin/python" ] || [ ! -f "$VENV/.orchestra-installed" ] || [ "$ROOT/setup.cfg" -nt "$VENV/.orchestra-installed" ]; then
     echo "[setup] creating $VENV and installing orchestra (first run takes a few minutes)"
-    "$PYTHON" -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet --upgrade pip wheel setuptools
-    "$VENV/bin/pip" install --quiet -e "$ROOT[test]"
+    if ! { "$PYTHON" -m venv "$VENV" \
+            && "$VENV/bin/pip" install --quiet --upgrade pip wheel setuptools \
+            && "$VENV/bin/pip" install --quiet -e "$ROOT[test]"; }; then
+        echo "[setup] installing into $VENV failed (see pip's message above); fix it and source this script again" >&2
+        return 1 2>/dev/null || exit 1
+    fi
     touch "$VENV/.orchestra-installed"
 fi
 export PATH="$VENV/bin:$PATH"

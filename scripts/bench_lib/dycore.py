@@ -29,7 +29,12 @@ VARIANTS: dict[str, tuple[str, bool]] = {
     "orchestrated": ("dace:cpu", True),
     # orchestrated without the CPU passes of the optimize stage (before/after comparison)
     "orchestrated_nopasses": ("dace:cpu", True),
+    # orchestrated with debug checks injected (``--debug-checks``; a separate build)
+    "orchestrated_debug": ("dace:cpu", True),
 }
+
+#: Variants that are 1-rank comparisons of orchestrated builds (not run on 6 ranks).
+ONE_RANK_VARIANTS = ("orchestrated_nopasses", "orchestrated_debug")
 
 #: Williamson case 2 (steady geostrophic flow): momentum, hyperdiffusion, all code paths.
 TEST_CASE = 2
@@ -51,8 +56,14 @@ def communicator() -> Any:
     return Communicator(MPI.COMM_WORLD, CubedSpherePartitioner(TilePartitioner((layout, layout))))
 
 
-def build_model(variant: str, n: int, nz: int, comm: Any, cache_root: Optional[str]) -> Any:
-    """A :class:`driver.model.Model` with ``n x n x nz`` cells per rank for ``variant``."""
+def build_model(
+    variant: str, n: int, nz: int, comm: Any, cache_root: Optional[str], debug_checks: str = ""
+) -> Any:
+    """A :class:`driver.model.Model` with ``n x n x nz`` cells per rank for ``variant``.
+
+    ``debug_checks`` (``ORCHESTRA_DEBUG`` syntax) applies to ``orchestrated_debug`` only;
+    every other variant is built without checks, whatever the environment says.
+    """
     from orchestra import DaceConfig
 
     from driver.config import config_from_dict
@@ -71,7 +82,10 @@ def build_model(variant: str, n: int, nz: int, comm: Any, cache_root: Optional[s
         name=f"bench_{variant}_{n}",
     )
     mode = "BuildAndRun" if orchestrated else "Python"
-    dace_config = DaceConfig(comm, backend=backend, orchestration=mode, cache_root=cache_root, exit_after_build=False)
+    dace_config = DaceConfig(
+        comm, backend=backend, orchestration=mode, cache_root=cache_root, exit_after_build=False,
+        debug_checks=debug_checks if variant == "orchestrated_debug" else "",
+    )
     model = Model(config, comm, dace_config)
     if comm.size == 1:
         fill_halos_analytically(model)
@@ -204,7 +218,7 @@ def orchestrated_program(model: Any) -> Any:
 def measure_size(variant: str, n: int, nz: int, comm: Any, args: Any) -> dict:
     """All figures of one variant at one per-rank size (collective)."""
     start = time.perf_counter()
-    model = build_model(variant, n, nz, comm, args.cache_root)
+    model = build_model(variant, n, nz, comm, args.cache_root, args.debug_checks)
     setup_seconds = time.perf_counter() - start
     snapshot = StateSnapshot(model.state)
     comm.barrier()
