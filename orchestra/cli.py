@@ -5,7 +5,7 @@
     orchestra info                          versions and the cache root
     orchestra cache list [--root R]         complete builds, one line each
     orchestra cache show KEY_PREFIX         one build's manifest
-    orchestra cache explain [PROGRAM]       would the last run of PROGRAM hit? if not, why
+    orchestra cache explain [PROGRAM]       would the last run of PROGRAM hit (each code path)? if not, why
     orchestra cache clean [--all] [--older-than DAYS] [--dry-run]
 
 Errors print one line (``orchestra: error: ...``) and exit with status 2.
@@ -193,8 +193,9 @@ def _explain(arguments: argparse.Namespace, out: TextIO) -> int:
 
 
 def _explain_one(store: BuildStore, request: Request, out: TextIO) -> None:
+    whom = f" [{request.code_path}, {_ranks(request.ranks)}]" if request.code_path else ""
     print(
-        f"{request.program}: last run on {request.host} at {request.requested} "
+        f"{request.program}{whom}: last run on {request.host} at {request.requested} "
         f"asked for key {request.key[:12]}",
         file=out,
     )
@@ -222,6 +223,14 @@ def _explain_one(store: BuildStore, request: Request, out: TextIO) -> None:
         print(f"    {line}", file=out)
     if len(others) > 1:
         print(f"  {len(others) - 1} other build(s) differ more", file=out)
+
+
+def _ranks(ranks: Sequence[int], shown: int = 6) -> str:
+    """``rank 4`` / ``ranks 0, 2`` / ``ranks 0, 1, ... (+10 more)``."""
+    if len(ranks) == 1:
+        return f"rank {ranks[0]}"
+    listed = ", ".join(map(str, ranks[:shown]))
+    return f"ranks {listed}" + (f" (+{len(ranks) - shown} more)" if len(ranks) > shown else "")
 
 
 def _describe(entry: BuildEntry) -> str:

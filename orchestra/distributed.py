@@ -45,6 +45,7 @@ import time
 import traceback
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
+from orchestra.cache.requests import Asked
 from orchestra.errors import BuildError, ConfigurationError, MissingBuildError, RankDisagreementError
 
 log = logging.getLogger("orchestra")
@@ -276,6 +277,25 @@ class BuildCoordinator:
                 "differ between ranks as arrays or through a dace_inhibitor getter instead"
             )
         return [(rank, tile_, rank_key) for rank, tile_, rank_key, _ in records]
+
+    def gather_requests(
+        self, records: list[tuple[int, int, str]], inputs: dict, code_path: Optional[CodePathClass]
+    ) -> list[Asked]:
+        """On rank 0, what this run asks for: one request per distinct key (elsewhere: empty).
+
+        The builder of each key sends its inputs and code-path class to rank 0
+        (collective); every request lists the ranks that share its key.
+        """
+        builders = choose_builders(records)
+        key = next(rank_key for rank, _, rank_key in records if rank == self.rank)
+        mine = (key, inputs, code_path.name if code_path else "") if builders[key] == self.rank else None
+        gathered = [mine] if self.comm is None else self.comm.gather(mine, root=0)
+        if self.rank != 0:
+            return []
+        ranks: dict[str, list[int]] = {}
+        for rank, _, rank_key in records:
+            ranks.setdefault(rank_key, []).append(rank)
+        return [Asked(k, i, name, sorted(ranks[k])) for k, i, name in (item for item in gathered if item)]
 
     def run(self, records: list[tuple[int, int, str]], key: str, build: Callable[[], None], label: str) -> bool:
         """Let the chosen builder of each key run ``build``; return True if this rank built.

@@ -216,8 +216,11 @@ class OrchestratedProgram:
             program, inputs, key = coordinator.collectively(build_key, f"computing the build key of {self.label}")
             store = BuildStore(config.cache_root)
             records = coordinator.check_agreement(key, inputs, code_path, tile)
-            if config.rank == 0:
-                store.record_request(self.label, key, inputs)
+            asked = coordinator.gather_requests(records, inputs, code_path)
+            coordinator.collectively(
+                lambda: store.record_requests(self.label, asked) if asked else None,
+                f"recording the builds {self.label} asks for",
+            )
 
             def find_or_build() -> None:
                 found = store.lookup(key, self.label)

@@ -3,7 +3,7 @@
 ::
 
     ROOT/<program-slug>/<key[:20]>/                       one build (see ``store``)
-    ROOT/<program-slug>/last_request.json                 the inputs a run last asked for
+    ROOT/<program-slug>/last_request.json                 the inputs the last run asked for (per code path)
     ROOT/.staging/<key[:20]>--<host>--<pid>--<random>/    a build in progress
     ROOT/.staging/trash--<host>--<pid>--<random>/         a folder being deleted
     ROOT/.locks/<key[:20]>.lock                           the lock of a key

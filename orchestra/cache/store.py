@@ -42,7 +42,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from orchestra.cache import durable, locking
 from orchestra.cache.entry import BuildEntry, LookupResult, examine, tree_size
@@ -65,7 +65,7 @@ from orchestra.cache.layout import (
     trash_prefix,
 )
 from orchestra.cache.manifest import Manifest, describe_differences
-from orchestra.cache.requests import Request, read_request, write_request
+from orchestra.cache.requests import Asked, Request, read_requests, write_requests
 
 _PUBLISH_ATTEMPTS = 5
 
@@ -262,25 +262,27 @@ class BuildStore:
 
     # -- requests -------------------------------------------------------------
 
-    def record_request(self, program: str, key: str, inputs: Mapping[str, Any]) -> Path:
-        """Record (atomically) the inputs a run asks for, for ``orchestra cache explain``."""
+    def record_requests(self, program: str, asked: Sequence[Asked]) -> Path:
+        """Record (atomically, replacing the last run's) what a run asks for, for ``cache explain``."""
         path = self.root / program_slug(program) / LAST_REQUEST_NAME
-        write_request(path, program, checked_key(key), inputs)
+        write_requests(path, program, [dataclasses.replace(a, key=checked_key(a.key)) for a in asked])
         return path
 
-    def last_request(self, program: str) -> Request | None:
-        """The last request recorded for ``program`` (None if none; ``CorruptEntry`` if bad)."""
-        return read_request(self.root / program_slug(program) / LAST_REQUEST_NAME)
+    def record_request(self, program: str, key: str, inputs: Mapping[str, Any]) -> Path:
+        """Record a run that asks for one build (one process, or one code path)."""
+        return self.record_requests(program, [Asked(key, inputs)])
+
+    def last_requests(self, program: str) -> list[Request]:
+        """The requests of the last run of ``program`` (empty if none; ``CorruptEntry`` if bad)."""
+        return read_requests(self.root / program_slug(program) / LAST_REQUEST_NAME)
 
     def requests(self) -> list[Request]:
-        """The last request of every program, by program (unreadable records are skipped)."""
+        """The last run's requests of every program, by program (unreadable records are skipped)."""
         found = []
         for folder in self._program_folders():
             with contextlib.suppress(CorruptEntry):
-                request = read_request(folder / LAST_REQUEST_NAME)
-                if request is not None:
-                    found.append(request)
-        return sorted(found, key=lambda request: request.program)
+                found += read_requests(folder / LAST_REQUEST_NAME)
+        return sorted(found, key=lambda request: (request.program, request.ranks[:1]))
 
     # -- removal --------------------------------------------------------------
 

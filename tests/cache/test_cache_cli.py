@@ -95,6 +95,33 @@ def test_explain_hit_and_miss(capsys, store, make_build, example_inputs):
     )
 
 
+def test_explain_reports_every_code_path_of_the_last_run(capsys, store, make_build, example_inputs):
+    from orchestra.cache.requests import Asked
+
+    corner = example_inputs(per_rank_domain=(24, 24, 1), scalars={"edge": "bottom-left"})
+    interior = example_inputs(per_rank_domain=(24, 24, 1), scalars={"edge": "interior"})
+    built = make_build(corner)
+    store.record_requests(
+        PROGRAM,
+        [
+            Asked(fingerprint(corner), corner, "bottom-left", [0]),
+            Asked(fingerprint(interior), interior, "interior", list(range(4, 14))),
+        ],
+    )
+    status, out, _ = run(capsys, "cache", "explain", "--root", str(store.root))
+    assert status == 0
+    corner_line, interior_line = (line for line in out.splitlines() if line.startswith(PROGRAM))
+    assert "[bottom-left, rank 0]" in corner_line
+    assert "[interior, ranks 4, 5, 6, 7, 8, 9 (+4 more)]" in interior_line
+    assert f"  hit: build {built.key[:12]}" in out
+    assert f"  miss: no build for key {fingerprint(interior)[:12]}" in out
+    assert "differs in 1 input (this run vs the build):\n    scalars.edge: 'interior' vs 'bottom-left'\n" in out
+    # the next run (one process) replaces both records
+    store.record_request(PROGRAM, built.key, corner)
+    _, out, _ = run(capsys, "cache", "explain", "--root", str(store.root))
+    assert out.count(PROGRAM) == 1 and "interior" not in out
+
+
 def test_explain_unknown_program(capsys, store):
     status, _, err = run(capsys, "cache", "explain", "Nope", "--root", str(store.root))
     assert status == 2 and "no run of 'Nope' recorded" in err

@@ -215,14 +215,25 @@ def test_record_and_read_requests(store, example_inputs):
     key = fingerprint(inputs)
     path = store.record_request(PROGRAM, key, inputs)
     assert path == store.root / PROGRAM / "last_request.json"
-    request = store.last_request(PROGRAM)
+    (request,) = store.last_requests(PROGRAM)
     assert request.key == key and request.program == PROGRAM
     assert fingerprint(request.inputs) == key
     store.record_request(PROGRAM, key, example_inputs(backend="dace:gpu"))
-    assert store.last_request(PROGRAM).inputs["backend"] == "dace:gpu"
+    (request,) = store.last_requests(PROGRAM)
+    assert request.inputs["backend"] == "dace:gpu"
     assert [p.name for p in path.parent.iterdir()] == ["last_request.json"]  # no temporary left
-    assert store.requests() == [store.last_request(PROGRAM)]
-    assert store.last_request("Other") is None
+    assert store.requests() == store.last_requests(PROGRAM)
+    assert store.last_requests("Other") == []
+
+
+def test_corrupt_request_record_is_skipped_by_requests_and_refused_by_last_requests(store, example_inputs):
+    from orchestra.cache.errors import CorruptEntry
+
+    path = store.record_request(PROGRAM, fingerprint(example_inputs()), example_inputs())
+    path.write_text('{"requests": [{"program": 1}]}')
+    assert store.requests() == []
+    with pytest.raises(CorruptEntry, match="request record unreadable"):
+        store.last_requests(PROGRAM)
 
 
 def test_closest_and_miss(store, make_build, example_inputs):

@@ -91,6 +91,15 @@ def test_4x4_run_from_the_3x3_build_compiles_nothing_and_matches_python_mode(bui
     assert all(r["built"] == "0" and float(r["load_s"]) > 0 for r in found), found
     assert builds_in(root) == 9
     assert not staging_folders(root)  # nothing was being built
+    # `orchestra cache explain` sees every code path of this run: 9 classes, all hits,
+    # with 4 corner ranks alone, 2 ranks per edge class and 4 interior ranks
+    from orchestra.cache import BuildStore
+
+    requests = BuildStore(root).requests()
+    assert len(requests) == 9 and all(BuildStore(root).lookup(r.key).hit for r in requests)
+    assert sorted(len(r.ranks) for r in requests) == [1, 1, 1, 1, 2, 2, 2, 2, 4]
+    assert sorted(rank for r in requests for rank in r.ranks) == list(range(16))
+    assert {r.code_path for r in requests} == {r["class"] for r in found}
 
 
 # ------------------------------------------------------------------ stale builds refused
