@@ -20,7 +20,7 @@ Per variant and size: median time per step over ``--repeats`` batches of
 slowest rank counts), with the 10th-90th percentile spread. Ratios are
 against orchestrated from the same run. Orchestrated also reports the raw
 compiled call (the library with marshalled arguments), the per-call overhead
-(alternating batches), the build time (this run, or the cache manifest's),
+(the call timed with a no-op library), the build time (this run, or the cache manifest's),
 the load time, and the halo-update time within a step.
 ``--compare-passes`` adds orchestrated without the optimize stage's CPU
 passes and ``--debug-checks SPEC`` orchestrated with ``ORCHESTRA_DEBUG``

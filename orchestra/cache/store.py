@@ -268,10 +268,6 @@ class BuildStore:
         write_requests(path, program, [dataclasses.replace(a, key=checked_key(a.key)) for a in asked])
         return path
 
-    def record_request(self, program: str, key: str, inputs: Mapping[str, Any]) -> Path:
-        """Record a run that asks for one build (one process, or one code path)."""
-        return self.record_requests(program, [Asked(key, inputs)])
-
     def last_requests(self, program: str) -> list[Request]:
         """The requests of the last run of ``program`` (empty if none; ``CorruptEntry`` if bad)."""
         return read_requests(self.root / program_slug(program) / LAST_REQUEST_NAME)

@@ -9,6 +9,7 @@ import pytest
 
 from orchestra.cache import fingerprint
 from orchestra.cache.layout import MARKER_NAME
+from orchestra.cache.requests import Asked
 from orchestra.cli import main
 
 PROGRAM = "DynamicalCore.__call__"
@@ -80,12 +81,12 @@ def test_explain_hit_and_miss(capsys, store, make_build, example_inputs):
     assert status == 0 and "no runs recorded" in out
 
     built = make_build(example_inputs(per_rank_domain=(24, 24, 1)))
-    store.record_request(PROGRAM, built.key, example_inputs(per_rank_domain=(24, 24, 1)))
+    store.record_requests(PROGRAM, [Asked(built.key, example_inputs(per_rank_domain=(24, 24, 1)))])
     _, out, _ = run(capsys, "cache", "explain", "--root", str(store.root))
     assert f"  hit: build {built.key[:12]}" in out
 
     wanted = example_inputs(per_rank_domain=(48, 48, 1), debug_checks=True)
-    store.record_request(PROGRAM, fingerprint(wanted), wanted)
+    store.record_requests(PROGRAM, [Asked(fingerprint(wanted), wanted)])
     status, out, _ = run(capsys, "cache", "explain", PROGRAM, "--root", str(store.root))
     assert status == 0
     assert f"  miss: no build for key {fingerprint(wanted)[:12]}" in out
@@ -96,8 +97,6 @@ def test_explain_hit_and_miss(capsys, store, make_build, example_inputs):
 
 
 def test_explain_reports_every_code_path_of_the_last_run(capsys, store, make_build, example_inputs):
-    from orchestra.cache.requests import Asked
-
     corner = example_inputs(per_rank_domain=(24, 24, 1), scalars={"edge": "bottom-left"})
     interior = example_inputs(per_rank_domain=(24, 24, 1), scalars={"edge": "interior"})
     built = make_build(corner)
@@ -117,7 +116,7 @@ def test_explain_reports_every_code_path_of_the_last_run(capsys, store, make_bui
     assert f"  miss: no build for key {fingerprint(interior)[:12]}" in out
     assert "differs in 1 input (this run vs the build):\n    scalars.edge: 'interior' vs 'bottom-left'\n" in out
     # the next run (one process) replaces both records
-    store.record_request(PROGRAM, built.key, corner)
+    store.record_requests(PROGRAM, [Asked(built.key, corner)])
     _, out, _ = run(capsys, "cache", "explain", "--root", str(store.root))
     assert out.count(PROGRAM) == 1 and "interior" not in out
 

@@ -24,6 +24,7 @@ from orchestra.cache.layout import (
     host_slug,
     program_slug,
 )
+from orchestra.cache.requests import Asked
 
 PROGRAM = "DynamicalCore.__call__"
 
@@ -213,12 +214,12 @@ def test_clean_removes_free_lock_files(store, make_build):
 def test_record_and_read_requests(store, example_inputs):
     inputs = example_inputs()
     key = fingerprint(inputs)
-    path = store.record_request(PROGRAM, key, inputs)
+    path = store.record_requests(PROGRAM, [Asked(key, inputs)])
     assert path == store.root / PROGRAM / "last_request.json"
     (request,) = store.last_requests(PROGRAM)
     assert request.key == key and request.program == PROGRAM
     assert fingerprint(request.inputs) == key
-    store.record_request(PROGRAM, key, example_inputs(backend="dace:gpu"))
+    store.record_requests(PROGRAM, [Asked(key, example_inputs(backend="dace:gpu"))])
     (request,) = store.last_requests(PROGRAM)
     assert request.inputs["backend"] == "dace:gpu"
     assert [p.name for p in path.parent.iterdir()] == ["last_request.json"]  # no temporary left
@@ -229,7 +230,7 @@ def test_record_and_read_requests(store, example_inputs):
 def test_corrupt_request_record_is_skipped_by_requests_and_refused_by_last_requests(store, example_inputs):
     from orchestra.cache.errors import CorruptEntry
 
-    path = store.record_request(PROGRAM, fingerprint(example_inputs()), example_inputs())
+    path = store.record_requests(PROGRAM, [Asked(fingerprint(example_inputs()), example_inputs())])
     path.write_text('{"requests": [{"program": 1}]}')
     assert store.requests() == []
     with pytest.raises(CorruptEntry, match="request record unreadable"):
