@@ -44,34 +44,34 @@ if [ -n "$driver_cuda" ] && [ -n "$nvcc_cuda" ] && [ "$nvcc_cuda" -gt "$driver_c
          "builds cannot run here. Use a CUDA $driver_cuda toolkit (CUDACXX=.../bin/nvcc)." >&2
     exit 2
 fi
-if ! python -c "import cupy" 2>/dev/null; then
+if ! "$PYTHON" -c "import cupy" 2>/dev/null; then
     wheel="cupy-cuda${driver_cuda:-13}x"
     echo "[gpu_check] cupy is missing; installing $wheel (the gpu extra: pip install -e '.[gpu]')"
-    if ! pip install --quiet --retries 0 --timeout 20 "$wheel"; then
+    if ! "$PYTHON" -m pip install --quiet --retries 0 --timeout 20 "$wheel"; then
         echo "[gpu_check] could not install $wheel; install it (or cupy-cuda12x/13x matching the driver)" \
              "into .venv and run again" >&2
         exit 2
     fi
 fi
-reason="$(python -c 'from tests.gpu.gpu_env import gpu_missing_reason; print(gpu_missing_reason() or "")')"
+reason="$("$PYTHON" -c 'from tests.gpu.gpu_env import gpu_missing_reason; print(gpu_missing_reason() or "")')"
 if [ -n "$reason" ]; then
     echo "[gpu_check] the GPU tests cannot run: $reason" >&2
     exit 2
 fi
-export ORCHESTRA_CUDA_ARCH="${ORCHESTRA_CUDA_ARCH:-$(python -c 'import cupy; print(cupy.cuda.Device(0).compute_capability)')}"
+export ORCHESTRA_CUDA_ARCH="${ORCHESTRA_CUDA_ARCH:-$("$PYTHON" -c "import cupy; print(cupy.cuda.Device(0).compute_capability)")}"
 echo "[gpu_check] cuda_arch $ORCHESTRA_CUDA_ARCH; logs and results in $OUT"
 
 status=0
 # --- tests: compile-only builds, then runtime comparisons on the GPU ---------------
 if [ "$run_tests" = 1 ]; then
-    OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" python -m pytest tests/gpu -v -rs --durations=10 2>&1 \
+    OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" "$PYTHON" -m pytest tests/gpu -v -rs --durations=10 2>&1 \
         | tee "$OUT/gpu_tests.log" || status=1
 fi
 
 # --- benchmark of the example model (ms per call; ratios measured in one run) ------
 if [ "$run_bench" = 1 ]; then
     # CPU variants use every core, so that "gpu vs cpu" compares whole devices.
-    OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(nproc)}" python scripts/bench_gpu.py ${BENCH_ARGS:-} \
+    OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(nproc)}" "$PYTHON" scripts/bench_gpu.py ${BENCH_ARGS:-} \
         --json "$OUT/bench_gpu_example.json" 2>&1 | tee "$OUT/bench_gpu_example.log" || status=1
     # The dycore benchmark on the GPU is added here by the driver's owners.
 fi

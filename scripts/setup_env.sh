@@ -6,7 +6,16 @@
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"
 PYTHON="${PYTHON:-python3}"
-if [ ! -x "$VENV/bin/python" ] || [ ! -f "$VENV/.orchestra-installed" ] || [ "$ROOT/setup.cfg" -nt "$VENV/.orchestra-installed" ]; then
+if [ -n "${ORCHESTRA_ACTIVE_ENV:-}" ]; then
+    # Use the Python environment already active (an HPC module stack, a container, an
+    # offline GPU node with carried wheels) instead of creating .venv; nothing is installed.
+    if ! "$PYTHON" -c "import gt4py, dace, numpy" 2>/dev/null; then
+        echo "[setup] ORCHESTRA_ACTIVE_ENV is set, but $PYTHON cannot import gt4py, dace and numpy;" \
+             "install orchestra's requirements (setup.cfg) there, or unset ORCHESTRA_ACTIVE_ENV to use .venv" >&2
+        return 1 2>/dev/null || exit 1
+    fi
+    export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+elif [ ! -x "$VENV/bin/python" ] || [ ! -f "$VENV/.orchestra-installed" ] || [ "$ROOT/setup.cfg" -nt "$VENV/.orchestra-installed" ]; then
     echo "[setup] creating $VENV and installing orchestra (first run takes a few minutes)"
     if ! { "$PYTHON" -m venv "$VENV" \
             && "$VENV/bin/pip" install --quiet --upgrade pip wheel setuptools \
@@ -16,7 +25,7 @@ if [ ! -x "$VENV/bin/python" ] || [ ! -f "$VENV/.orchestra-installed" ] || [ "$R
     fi
     touch "$VENV/.orchestra-installed"
 fi
-export PATH="$VENV/bin:$PATH"
+[ -n "${ORCHESTRA_ACTIVE_ENV:-}" ] || export PATH="$VENV/bin:$PATH"
 # Open MPI: allow running as root and more ranks than cores (containers, laptops, CI).
 export OMPI_ALLOW_RUN_AS_ROOT=1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
