@@ -4,6 +4,7 @@ Public API::
 
     from orchestra import orchestrate, orchestrate_function, dace_inhibitor
     from orchestra import DaceConfig, DaCeOrchestration, FrozenStencil
+    from orchestra import abstract_device_storage, builds_without_device  # GPU builds without a GPU
 
 See ``docs/orchestration.md`` for a walk-through.
 """
@@ -18,6 +19,7 @@ from orchestra.errors import (
     RankDisagreementError,
     StaleArgumentsError,
 )
+from orchestra.pipeline.abstract_arrays import abstract_device_storage, builds_without_device
 from orchestra.orchestrate import compiletime_type, orchestrate, orchestrate_function
 from orchestra.stencil import FrozenStencil
 from orchestra.toolchain import prepare_gt4py
@@ -36,6 +38,8 @@ __all__ = [
     "OrchestraError",
     "RankDisagreementError",
     "StaleArgumentsError",
+    "abstract_device_storage",
+    "builds_without_device",
     "compiletime_type",
     "dace_inhibitor",
     "orchestrate",

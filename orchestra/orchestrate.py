@@ -31,7 +31,7 @@ from orchestra.config import DaceConfig, DaCeOrchestration, MODE_VARIABLE
 from orchestra.distributed import BuildCoordinator, CodePathClass, code_path_class
 from orchestra.errors import BuildError, MissingBuildError
 from orchestra.fast_call import FastCaller
-from orchestra.abstract_arrays import refuse_abstract_arrays
+from orchestra.pipeline.abstract_arrays import refuse_abstract_arrays
 from orchestra.toolchain import GpuTarget, dace_settings, prepare_gt4py
 
 log = logging.getLogger("orchestra")

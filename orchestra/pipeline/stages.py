@@ -12,20 +12,9 @@ from typing import Any, Optional
 from orchestra.errors import BuildError
 from orchestra.passes.cpu import DEFAULT_CPU_PASSES, check_cpu_passes
 from orchestra.passes.debug import DebugChecks
+from orchestra.passes.simplify import SIMPLIFY_SKIP
 
 log = logging.getLogger("orchestra")
-
-#: Simplify passes skipped on whole-model graphs, and why.
-SIMPLIFY_SKIP = frozenset(
-    {
-        # Known to mis-promote scalars written in nested SDFGs (wrong numbers)
-        # and to fail parsing on gt4py stencil graphs.
-        "ScalarToSymbolPromotion",
-        # Quadratic on large graphs with this DaCe: minutes become hours.
-        "LiftTrivialIf",
-    }
-)
-
 
 @dataclasses.dataclass(frozen=True)
 class OptimizeOptions:

@@ -19,8 +19,8 @@ from gt4py.cartesian.gtscript import PARALLEL, I, J, Field, computation, horizon
 from orchestra import DaceConfig, FrozenStencil, orchestrate
 from orchestra.errors import ConfigurationError
 from orchestra.passes.cpu import CPU_PASS_ORDER, check_cpu_passes
-from orchestra.passes.openmp import single_parallel_level
-from orchestra.passes.regions import cut_points, evaluate, split_region_maps
+from orchestra.passes.cpu.openmp import single_parallel_level
+from orchestra.passes.cpu.regions import cut_points, evaluate, split_region_maps
 from orchestra.pipeline.stages import OptimizeOptions
 
 FloatField = Field[np.float64]

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from orchestra.passes.debug import DebugChecks, insert_debug_checks
-from orchestra.passes.debug_kernels import find_kernels
+from orchestra.passes.debug.kernels import find_kernels
 from orchestra.toolchain import dace_settings
 from tests.debug.conftest import optimized
 from tests.debug.programs import N_STEPS, STENCIL_ORDER, WRITES

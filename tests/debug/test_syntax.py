@@ -6,7 +6,7 @@ import pytest
 
 from orchestra import DaceConfig
 from orchestra.errors import ConfigurationError
-from orchestra.passes.debug import (
+from orchestra.passes.debug.selection import (
     DebugChecks,
     NanCheck,
     NegativeCheck,
@@ -111,7 +111,7 @@ def test_config_accepts_the_text_form():
 
 @pytest.mark.parametrize(
     "module",
-    ["orchestra.passes.debug", "orchestra.passes.debug_kernels", "orchestra.passes.debug_codegen"],
+    ["orchestra.passes.debug.selection", "orchestra.passes.debug.kernels", "orchestra.passes.debug.codegen"],
 )
 def test_docstring_examples(module):
     import doctest

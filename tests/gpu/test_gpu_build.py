@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from orchestra import DaceConfig
-from orchestra.abstract_arrays import AbstractArray, abstract_device_storage, builds_without_device
+from orchestra.pipeline.abstract_arrays import AbstractArray, abstract_device_storage, builds_without_device
 from orchestra.examples.diffusion import DiffusionModel, initial_state
 
 from tests.gpu.gpu_env import BUILD_CUDA_ARCH, requires_nvcc

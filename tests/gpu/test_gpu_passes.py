@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from orchestra import ConfigurationError, DaceConfig
-from orchestra.abstract_arrays import AbstractArray, AbstractArrayError, abstract_device_storage
+from orchestra.pipeline.abstract_arrays import AbstractArray, AbstractArrayError, abstract_device_storage
 from orchestra.build_inputs import describe_array
 from orchestra.examples.diffusion import DiffusionModel, initial_state
 from orchestra.toolchain import CUDA_ARCH_VARIABLE, GpuTarget, _declare_gpu_helpers, dace_settings
@@ -113,8 +113,8 @@ def test_run_mode_refuses_abstract_arrays(tmp_path):
 @pytest.fixture(scope="module")
 def example_sdfg():
     """The example model parsed for dace:gpu from abstract arrays, simplified and expanded."""
-    from orchestra.passes.simplify import simplify
-    from orchestra.pipeline.stages import SIMPLIFY_SKIP, parse
+    from orchestra.passes.simplify import SIMPLIFY_SKIP, simplify
+    from orchestra.pipeline.stages import parse
 
     config = gpu_config("Build", Path("/nonexistent-cache"), cuda_arch="90")
     with abstract_device_storage():
@@ -206,7 +206,7 @@ def test_gt4py_gpu_bindings_declare_dace_helpers():
     assert _declare_gpu_helpers(fixed) == fixed  # declared once
 
 
-@pytest.mark.parametrize("module", ["orchestra.abstract_arrays", "orchestra.toolchain"])
+@pytest.mark.parametrize("module", ["orchestra.pipeline.abstract_arrays", "orchestra.toolchain"])
 def test_docstring_examples(module):
     import doctest
     import importlib

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from orchestra import DaceConfig, FrozenStencil, orchestrate_function
-from orchestra.abstract_arrays import abstract_device_storage, builds_without_device
+from orchestra.pipeline.abstract_arrays import abstract_device_storage, builds_without_device
 from orchestra.comm.array_module import to_host
 from orchestra.examples.diffusion import DiffusionModel, apply_tendency, initial_state
 

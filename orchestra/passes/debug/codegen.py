@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from orchestra.passes.debug import DEBUG_EXIT_CODE
+from orchestra.passes.debug.selection import DEBUG_EXIT_CODE
 
 MAX_DIMS = 8
 

@@ -66,15 +66,15 @@ def to_gpu(sdfg: Any, simplify_skip: Optional[Iterable[str]] = None) -> GpuResul
 
     Args:
         sdfg: a simplified SDFG with expanded library nodes.
-        simplify_skip: simplify passes to skip afterwards (default: the
-            pipeline's ``SIMPLIFY_SKIP``).
+        simplify_skip: simplify passes to skip afterwards (default:
+            :data:`orchestra.passes.simplify.SIMPLIFY_SKIP`).
     """
     from dace.transformation.interstate import GPUTransformSDFG
 
     from orchestra.passes.simplify import simplify
 
     if simplify_skip is None:
-        from orchestra.pipeline.stages import SIMPLIFY_SKIP as simplify_skip
+        from orchestra.passes.simplify import SIMPLIFY_SKIP as simplify_skip
 
     callbacks = _callback_tasklets(sdfg)
     host_scalars = sorted(_host_scalars(sdfg, callbacks))

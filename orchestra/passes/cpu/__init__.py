@@ -49,8 +49,8 @@ def check_cpu_passes(names: Iterable[str]) -> tuple[str, ...]:
 
 
 def _functions() -> dict[str, Callable[[Any], int]]:
-    from orchestra.passes.openmp import single_parallel_level
-    from orchestra.passes.regions import split_region_maps
+    from orchestra.passes.cpu.openmp import single_parallel_level
+    from orchestra.passes.cpu.regions import split_region_maps
 
     return {"split_region_maps": split_region_maps, "single_parallel_level": single_parallel_level}
 

@@ -2,7 +2,7 @@
 
 [optimized SDFG] -> [SDFG with check states]:
 
-1. :func:`~orchestra.passes.debug_kernels.find_kernels` splits states so each
+1. :func:`~orchestra.passes.debug.kernels.find_kernels` splits states so each
    kernel ends one, and lists kernels in program order with the fields they
    write;
 2. after each kernel's state a new state ``orchestra_debug_k<N>`` holds one C++
@@ -26,9 +26,9 @@ from typing import Any, Optional
 import numpy as np
 from dace.transformation import pass_pipeline as ppl
 
-from orchestra.passes.debug import DebugChecks
-from orchestra.passes.debug_codegen import kernel_code, runtime_code, sync_code, trace_point
-from orchestra.passes.debug_kernels import Kernel, WrittenField, find_kernels, name_candidates
+from orchestra.passes.debug.selection import DebugChecks
+from orchestra.passes.debug.codegen import kernel_code, runtime_code, sync_code, trace_point
+from orchestra.passes.debug.kernels import Kernel, WrittenField, find_kernels, name_candidates
 
 
 def _matches(field: WrittenField, include: tuple[str, ...], exclude: tuple[str, ...]) -> bool:
@@ -205,3 +205,16 @@ def _uses_gpu(sdfg: Any) -> bool:
         if isinstance(node, nodes.MapEntry) and node.map.schedule in dtypes.GPU_SCHEDULES:
             return True
     return any(desc.storage in _device_storages() for _, _, desc in sdfg.arrays_recursive())
+
+
+def insert_debug_checks(sdfg: Any, checks: DebugChecks) -> Optional[list]:
+    """Insert the selected checks after every kernel of ``sdfg`` (in place).
+
+    With no checks selected the SDFG is not touched at all, so the generated
+    code is that of a normal build. Returns the instrumented kernels (see
+    :class:`orchestra.passes.debug.kernels.Kernel`) or None when nothing was
+    selected.
+    """
+    if not checks:
+        return None
+    return InsertDebugChecks(checks).apply_pass(sdfg, {})

@@ -1,8 +1,8 @@
-"""Debug checks injected into the compiled program: selection, syntax and the pass.
+"""Which debug checks a build injects: the ``ORCHESTRA_DEBUG`` selection and its syntax.
 
 A model developer selects checks with ``ORCHESTRA_DEBUG`` (or
 ``DaceConfig(debug_checks=DebugChecks.parse(...))``); the optimize stage then
-calls :func:`insert_debug_checks`, which adds, after every *kernel* of the
+calls :func:`orchestra.passes.debug.insert_debug_checks`, which adds, after every *kernel* of the
 program, a small state whose C++ tasklet checks, traces or reports what the
 kernel wrote. See ``docs/debugging.md`` for the user guide.
 
@@ -302,18 +302,3 @@ class DebugChecks:
 
     def __str__(self) -> str:
         return self.spec() or "(no debug checks)"
-
-
-def insert_debug_checks(sdfg: Any, checks: DebugChecks) -> Optional[list]:
-    """Insert the selected checks after every kernel of ``sdfg`` (in place).
-
-    With no checks selected the SDFG is not touched at all, so the generated
-    code is that of a normal build. Returns the instrumented kernels (see
-    :class:`orchestra.passes.debug_kernels.Kernel`) or None when nothing was
-    selected.
-    """
-    if not checks:
-        return None
-    from orchestra.passes.debug_insert import InsertDebugChecks
-
-    return InsertDebugChecks(checks).apply_pass(sdfg, {})
