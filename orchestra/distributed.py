@@ -15,7 +15,7 @@ build made at layout 3x3 is found again by every rank of a 4x4 (or larger)
 job with the same per-rank domain: zero compiles. A program whose code does
 not depend on the edges has one key on every rank and is built once.
 
-The workflow of :meth:`OrchestratedProgram._obtain`, one collective step at a time:
+The workflow of :mod:`orchestra.pipeline.obtain`, one collective step at a time:
 
 1. every rank computes its key (:meth:`BuildCoordinator.collectively`);
 2. keys are allgathered; ranks of one code-path class must agree

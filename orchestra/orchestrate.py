@@ -14,24 +14,20 @@ whole call tree.
 
 from __future__ import annotations
 
-import datetime
 import functools
 import inspect
-import json
 import logging
 import os
-import socket
 import sys
-import time
 import types
 from typing import Any, Callable, Optional, Sequence
 
-from orchestra.build_inputs import collect_build_inputs
-from orchestra.config import DaceConfig, DaCeOrchestration, MODE_VARIABLE
+from orchestra.config import DaceConfig, DaCeOrchestration
 from orchestra.distributed import BuildCoordinator, CodePathClass, code_path_class
-from orchestra.errors import BuildError, MissingBuildError
+from orchestra.errors import BuildError
 from orchestra.fast_call import FastCaller
-from orchestra.pipeline.abstract_arrays import refuse_abstract_arrays
+from orchestra.pipeline.request import BuildRequest
+from orchestra.pipeline.stages import OptimizeOptions
 from orchestra.toolchain import GpuTarget, dace_settings, prepare_gt4py
 
 log = logging.getLogger("orchestra")
@@ -183,131 +179,64 @@ class OrchestratedProgram:
         return code_path_class(partitioner, rank), int(partitioner.tile_index(rank))
 
     def _obtain(self, args: tuple, kwargs: dict) -> Optional[FastCaller]:
-        """Find or build the library for this call, collectively over all ranks, and load it."""
-        from orchestra.cache.fingerprint import fingerprint
+        """Find or build the library for this call, collectively over all ranks, and load it.
+
+        The steps, each in :mod:`orchestra.pipeline`: request -> key -> entry
+        (found, or built and published) -> loaded program.
+        """
         from orchestra.cache.store import BuildStore
-        from orchestra.pipeline.stages import OptimizeOptions
+        from orchestra.pipeline.obtain import ensure_built, load_entry
+        from orchestra.pipeline.request import key_request
 
         config = self.config
-        mode = config.orchestration
         _ensure_log_handler(config.rank)
         gpu = GpuTarget.from_config(config.cuda_arch) if config.on_gpu else None  # never probes a device
         with dace_settings(gpu=gpu):
-            options = OptimizeOptions(
-                on_gpu=config.on_gpu, debug_checks=config.debug_checks, save_stages=config.verbose
-            )
-            code_path, tile = self._code_path()
-            pipeline = options.as_key()
-            if gpu is not None:
-                pipeline["cuda_arch"] = gpu.cuda_arch
-                pipeline["gpu"] = gpu.as_key()
             coordinator = BuildCoordinator(config.communicator, config.build_timeout_s)
-
-            def build_key() -> tuple[Any, dict, str]:
-                program = self.dace_program(args)
-                inputs = collect_build_inputs(
-                    program, self.function, args, kwargs, backend=config.backend, pipeline=pipeline
-                )
-                if mode.runs:
-                    refuse_abstract_arrays(self.label, program, args, kwargs)
-                return program, inputs, fingerprint(inputs)
-
             # Every step that may fail on some ranks only is collective: a failure raises everywhere.
-            program, inputs, key = coordinator.collectively(build_key, f"computing the build key of {self.label}")
-            store = BuildStore(config.cache_root)
-            records = coordinator.check_agreement(key, inputs, code_path, tile)
-            asked = coordinator.gather_requests(records, inputs, code_path)
-            coordinator.collectively(
-                lambda: store.record_requests(self.label, asked) if asked else None,
-                f"recording the builds {self.label} asks for",
+            keyed = coordinator.collectively(
+                lambda: key_request(self._request(args, kwargs, gpu)), f"computing the build key of {self.label}"
             )
-
-            def find_or_build() -> None:
-                found = store.lookup(key, self.label)
-                if found.entry is not None:
-                    return
-                if mode is DaCeOrchestration.Run:
-                    raise MissingBuildError(self._missing_message(store, key, inputs, found.reason))
-                with store.lock(key, config.build_timeout_s):
-                    if store.lookup(key, self.label).entry is None:
-                        self._build(store, key, inputs, program, args, kwargs, options)
-
-            coordinator.run(records, key, find_or_build, self.label)
+            store = BuildStore(config.cache_root)
+            mode = config.orchestration
+            self.build_seconds = ensure_built(keyed, store, coordinator, may_build=mode is not DaCeOrchestration.Run)
+            self.built_here = self.build_seconds is not None
             if mode is DaCeOrchestration.Build:
-                coordinator.barrier()
-                if config.rank == 0:
-                    log.info("%s: build ready in %s (FV3_DACEMODE=Build)", self.label, config.cache_root)
-                if config.exit_after_build:
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                    raise SystemExit(0)
-                self._build_only = True
-                return None
-            from orchestra.pipeline.stages import load
-
-            def load_own_build() -> Any:
-                found = store.lookup(key, self.label)  # this rank's own key, library checksum verified
-                if found.entry is None:
-                    raise MissingBuildError(self._missing_message(store, key, inputs, found.reason))
-                return found.entry, load(found.entry.path)
-
-            entry, loaded = coordinator.collectively(load_own_build, f"loading {self.label}")
+                return self._end_build_only(coordinator)
+            entry, loaded = load_entry(keyed, store, coordinator)
             self.load_seconds = loaded.seconds
             if config.rank == 0:
                 log.info("%s: loaded from cache %s in %.2f s", self.label, entry.path, loaded.seconds)
-            return FastCaller(program, loaded.compiled_sdfg)
+            return FastCaller(keyed.request.program, loaded.compiled_sdfg)
 
-    def _build(self, store: Any, key: str, inputs: dict, program: Any, args: tuple, kwargs: dict, options: Any) -> None:
-        from orchestra.cache.fingerprint import canonical
-        from orchestra.cache.manifest import Manifest
-        from orchestra.passes.memory import format_memory_report
-        from orchestra.pipeline.stages import compile_program, optimize, parse
-
-        rank = self.config.rank
-        start = time.perf_counter()
-        staging = store.staging_dir(key)
-        save_to = staging if options.save_stages else None
-        log.info("[rank %d] %s: building (key %s)", rank, self.label, key[:12])
-        parsed = parse(program, args, kwargs, save_to)
-        log.info("[rank %d] %s: parsed in %.1f s", rank, self.label, parsed.seconds)
-        optimized = optimize(parsed, options, save_to)
-        log.info("[rank %d] %s: optimized in %.1f s", rank, self.label, optimized.seconds)
-        compiled = compile_program(optimized, staging)
-        log.info("[rank %d] %s: compiled in %.1f s", rank, self.label, compiled.seconds)
-        (staging / "memory_report.json").write_text(json.dumps(optimized.memory_report, indent=2))
-        log.info("[rank %d] %s: memory: %s", rank, self.label, format_memory_report(optimized.memory_report))
-        self.build_seconds = time.perf_counter() - start
-        manifest = Manifest(
-            key=key,
-            program=self.label,
-            inputs=canonical(inputs),
-            library=str(compiled.library.relative_to(staging)),
-            checksum="",
-            created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            host=socket.gethostname(),
-            build_seconds=self.build_seconds,
-            orchestra_version=inputs["versions"]["orchestra"],
+    def _request(self, args: tuple, kwargs: dict, gpu: Optional[GpuTarget]) -> BuildRequest:
+        config = self.config
+        code_path, tile = self._code_path()
+        return BuildRequest(
+            label=self.label,
+            program=self.dace_program(args),
+            function=self.function,
+            args=args,
+            kwargs=kwargs,
+            backend=config.backend,
+            options=OptimizeOptions(on_gpu=config.on_gpu, debug_checks=config.debug_checks, save_stages=config.verbose),
+            gpu=gpu,
+            runs=config.orchestration.runs,
+            code_path=code_path,
+            tile=tile,
         )
-        entry = store.publish(staging, manifest)
-        self.built_here = True
-        log.info("[rank %d] %s: built in %.1f s -> %s", rank, self.label, self.build_seconds, entry.path)
 
-    def _missing_message(self, store: Any, key: str, inputs: dict, reason: str) -> str:
-        lines = [
-            f"FV3_DACEMODE=Run found no usable build of {self.label} in {store.root} (key {key[:20]}): {reason}."
-        ]
-        try:
-            closest = [pair for pair in store.closest(self.label, inputs) if pair[0].key != key]
-        except Exception:  # an unreadable neighbour must not hide the real message
-            closest = []
-        if closest:
-            entry, differences = closest[0]
-            lines.append(f"Closest build {entry.path} differs in: {'; '.join(differences[:10])}.")
-        lines.append(
-            f"Build it first by running the same job with {MODE_VARIABLE}=Build (or BuildAndRun), "
-            "e.g. `FV3_DACEMODE=Build scripts/run.sh CONFIG`; `orchestra cache explain` shows details."
-        )
-        return " ".join(lines)
+    def _end_build_only(self, coordinator: BuildCoordinator) -> None:
+        """``Build`` mode: every rank waits for all builds, then the job ends (or later calls do nothing)."""
+        coordinator.barrier()
+        if self.config.rank == 0:
+            log.info("%s: build ready in %s (FV3_DACEMODE=Build)", self.label, self.config.cache_root)
+        if self.config.exit_after_build:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            raise SystemExit(0)
+        self._build_only = True
+        return None
 
 
 _PATCHED_CLASSES: dict[type, type] = {}

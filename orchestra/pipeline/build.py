@@ -1,0 +1,66 @@
+"""Step 3b of a first call on a miss: parse, optimize, compile, publish.
+
+[KeyedRequest] -> [BuiltEntry]: the four stages of :mod:`.stages` run in a
+staging folder of the store, whose manifest records the request's inputs;
+publishing is atomic (:meth:`orchestra.cache.store.BuildStore.publish`).
+Called only by the rank chosen to build the key, under the key's lock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import logging
+import socket
+import time
+
+from orchestra.cache.entry import BuildEntry
+from orchestra.cache.fingerprint import canonical
+from orchestra.cache.manifest import Manifest
+from orchestra.cache.store import BuildStore
+from orchestra.passes.memory import format_memory_report
+from orchestra.pipeline.request import KeyedRequest
+from orchestra.pipeline.stages import compile_program, optimize, parse
+
+log = logging.getLogger("orchestra")
+
+
+@dataclasses.dataclass(frozen=True)
+class BuiltEntry:
+    """A build this rank made and published."""
+
+    entry: BuildEntry
+    seconds: float
+
+
+def build_and_publish(keyed: KeyedRequest, store: BuildStore, rank: int = 0) -> BuiltEntry:
+    """Build the library of ``keyed`` in a staging folder and publish it under its key."""
+    request, key = keyed.request, keyed.key
+    start = time.perf_counter()
+    staging = store.staging_dir(key)
+    save_to = staging if request.options.save_stages else None
+    log.info("[rank %d] %s: building (key %s)", rank, request.label, key[:12])
+    parsed = parse(request.program, request.args, request.kwargs, save_to)
+    log.info("[rank %d] %s: parsed in %.1f s", rank, request.label, parsed.seconds)
+    optimized = optimize(parsed, request.options, save_to)
+    log.info("[rank %d] %s: optimized in %.1f s", rank, request.label, optimized.seconds)
+    compiled = compile_program(optimized, staging)
+    log.info("[rank %d] %s: compiled in %.1f s", rank, request.label, compiled.seconds)
+    (staging / "memory_report.json").write_text(json.dumps(optimized.memory_report, indent=2))
+    log.info("[rank %d] %s: memory: %s", rank, request.label, format_memory_report(optimized.memory_report))
+    seconds = time.perf_counter() - start
+    manifest = Manifest(
+        key=key,
+        program=request.label,
+        inputs=canonical(keyed.inputs),
+        library=str(compiled.library.relative_to(staging)),
+        checksum="",
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        host=socket.gethostname(),
+        build_seconds=seconds,
+        orchestra_version=keyed.inputs["versions"]["orchestra"],
+    )
+    entry = store.publish(staging, manifest)
+    log.info("[rank %d] %s: built in %.1f s -> %s", rank, request.label, seconds, entry.path)
+    return BuiltEntry(entry, seconds)

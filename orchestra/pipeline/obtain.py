@@ -1,0 +1,103 @@
+"""Steps 3 and 4 of a first call: the entry of a key, found or built, then loaded.
+
+The build step (:func:`orchestra.pipeline.build.build_and_publish`) is wrapped,
+from the inside out, by:
+
+- the **cache** (:func:`cached_build`): a valid entry of the key is used as it
+  is; ``Run`` mode refuses to build and says which inputs differ from the
+  closest build; otherwise the key's file lock is taken and the store asked
+  again before building (another job may have published it meanwhile);
+- the **coordinator** (:func:`ensure_built`): keys are agreed across ranks,
+  the run's requests recorded, and only the chosen builder of each key runs
+  the cached build while the others wait (:mod:`orchestra.distributed`).
+
+:func:`load_entry` then looks up each rank's own key (checksums verified) and
+loads that build, collectively: a failure on any rank raises on all.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Optional
+
+from orchestra.cache.entry import BuildEntry
+from orchestra.cache.store import BuildStore
+from orchestra.config import MODE_VARIABLE
+from orchestra.distributed import BuildCoordinator
+from orchestra.errors import MissingBuildError
+from orchestra.pipeline.build import build_and_publish
+from orchestra.pipeline.request import KeyedRequest
+from orchestra.pipeline.stages import LoadedProgram, load
+
+log = logging.getLogger("orchestra")
+
+
+def missing_message(store: BuildStore, keyed: KeyedRequest, reason: str) -> str:
+    """Why ``Run`` mode cannot run ``keyed``, what the closest build differs in, and the fix."""
+    lines = [
+        f"FV3_DACEMODE=Run found no usable build of {keyed.label} in {store.root} (key {keyed.key[:20]}): {reason}."
+    ]
+    try:
+        closest = [pair for pair in store.closest(keyed.label, keyed.inputs) if pair[0].key != keyed.key]
+    except Exception:  # an unreadable neighbour must not hide the real message
+        closest = []
+    if closest:
+        entry, differences = closest[0]
+        lines.append(f"Closest build {entry.path} differs in: {'; '.join(differences[:10])}.")
+    lines.append(
+        f"Build it first by running the same job with {MODE_VARIABLE}=Build (or BuildAndRun), "
+        "e.g. `FV3_DACEMODE=Build scripts/run.sh CONFIG`; `orchestra cache explain` shows details."
+    )
+    return " ".join(lines)
+
+
+def cached_build(
+    keyed: KeyedRequest, store: BuildStore, may_build: bool, lock_timeout_s: Optional[float], rank: int = 0
+) -> Optional[float]:
+    """Make sure ``store`` holds a valid entry of ``keyed``; the build's seconds if this call built it."""
+    found = store.lookup(keyed.key, keyed.label)
+    if found.entry is not None:
+        return None
+    if not may_build:
+        raise MissingBuildError(missing_message(store, keyed, found.reason))
+    with store.lock(keyed.key, lock_timeout_s):
+        if store.lookup(keyed.key, keyed.label).entry is not None:
+            return None  # published by another job while this one waited for the lock
+        return build_and_publish(keyed, store, rank).seconds
+
+
+def ensure_built(
+    keyed: KeyedRequest, store: BuildStore, coordinator: BuildCoordinator, may_build: bool
+) -> Optional[float]:
+    """Collectively: every rank's key has a valid entry once this returns on any rank.
+
+    Returns the seconds of the build this rank made, None if it made none.
+    """
+    request = keyed.request
+    records = coordinator.check_agreement(keyed.key, keyed.inputs, request.code_path, request.tile)
+    asked = coordinator.gather_requests(records, keyed.inputs, request.code_path)
+    coordinator.collectively(
+        lambda: store.record_requests(keyed.label, asked) if asked else None,
+        f"recording the builds {keyed.label} asks for",
+    )
+    built: list[Optional[float]] = [None]
+
+    def build() -> None:
+        built[0] = cached_build(keyed, store, may_build, coordinator.timeout_s, coordinator.rank)
+
+    coordinator.run(records, keyed.key, build, keyed.label)
+    return built[0]
+
+
+def load_entry(
+    keyed: KeyedRequest, store: BuildStore, coordinator: BuildCoordinator
+) -> tuple[BuildEntry, LoadedProgram]:
+    """Collectively: each rank loads the build of its own key (library checksum verified)."""
+
+    def load_own_build() -> tuple[BuildEntry, LoadedProgram]:
+        found = store.lookup(keyed.key, keyed.label)
+        if found.entry is None:
+            raise MissingBuildError(missing_message(store, keyed, found.reason))
+        return found.entry, load(found.entry.path)
+
+    return coordinator.collectively(load_own_build, f"loading {keyed.label}")
