@@ -13,7 +13,10 @@ object and triggers a fresh, validated marshalling, never a stale pointer.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, Callable
+
+import numpy as np
 
 from orchestra.errors import StaleArgumentsError
 from orchestra.toolchain import dace_settings
@@ -55,6 +58,67 @@ def _fast_getter(getter: Callable[[], Any]) -> Callable[[], Any]:
     return lambda: eval(expression, namespace)  # noqa: S307 (DaCe's own expression, compiled once)
 
 
+def _check_scalar(name: str, value: Any, dtype: np.dtype) -> None:
+    """A scalar argument must convert to the program's scalar type without changing kind.
+
+    ``Python`` mode converts a stencil's scalar argument to the type the
+    stencil declares, and so does the program: a float32 value given where
+    the program was built with a Python float (float64) computes the same.
+    A conversion to another kind (a float to an integer, a complex to a
+    float) would silently change the value, so it is refused; so is a
+    numpy value of a wider type (float64 into a float32 program).
+    """
+    if not isinstance(value, (numbers.Number, np.generic)) or isinstance(value, np.ndarray):
+        raise StaleArgumentsError(
+            f"argument {name!r} is a scalar of type {dtype} in the program, but this call gives "
+            f"{type(value).__name__}: pass a number (the program was built for one)"
+        )
+    given = value.dtype if isinstance(value, np.generic) else np.result_type(type(value))
+    rule = "safe" if isinstance(value, np.generic) else "same_kind"
+    if not np.can_cast(given, dtype, rule):
+        raise StaleArgumentsError(
+            f"argument {name!r} is a {dtype} scalar in the program, but this call gives "
+            f"{type(value).__name__} {value!r}, which does not convert to {dtype} without loss; pass a "
+            f"value of type {dtype} (or call the program with this type on its first call, so that it is "
+            "built for it)"
+        )
+
+
+def _data_range(value: Any) -> tuple[int, int] | None:
+    """[first byte, last byte + 1) of an array's memory, None for anything else."""
+    if isinstance(value, np.generic):
+        return None  # a numpy scalar has an array interface, but is passed by value
+    interface = getattr(value, "__cuda_array_interface__", None) or getattr(value, "__array_interface__", None)
+    if interface is None or not hasattr(value, "strides") or value.size == 0:
+        return None
+    start = end = int(interface["data"][0])
+    for extent, stride in zip(value.shape, value.strides):
+        if stride < 0:
+            start += (extent - 1) * stride
+        else:
+            end += (extent - 1) * stride
+    return start, end + value.itemsize
+
+
+def _check_no_aliasing(names: list[str], keywords: dict[str, Any]) -> None:
+    """Two array arguments must not share memory: the program treats them as distinct arrays.
+
+    ``Python`` mode runs stencils one by one, so an array passed twice (or two
+    overlapping views) is read and written in call order; the compiled program
+    may keep values in registers or reorder the stencils' loops, assuming its
+    arguments are distinct. Refused rather than risked.
+    """
+    ranges = [(name, _data_range(keywords.get(name))) for name in names]
+    ranges = sorted((r, name) for name, r in ranges if r is not None)
+    for (first, first_name), (second, second_name) in zip(ranges, ranges[1:]):
+        if second[0] < first[1]:
+            raise StaleArgumentsError(
+                f"arguments {first_name!r} and {second_name!r} share memory (the same array, or overlapping "
+                "views of one); an orchestrated program assumes its array arguments are distinct, so the "
+                "result could differ from Python mode: pass a copy of one of them"
+            )
+
+
 class FastCaller:
     """Calls a loaded program with the arguments of the orchestrated method.
 
@@ -71,7 +135,6 @@ class FastCaller:
         self._argnames = list(program.argnames)
         self._runtime_argnames = [name for name in self._argnames if name not in constant]
         self._constant_args = constant
-        self._defaults = {k: v for k, v in program.default_args.items() if k not in constant}
         self._closure_names = list(program.closure_arg_mapping)
         self._closure_getters = [_fast_getter(g) for g in program.closure_arg_mapping.values()]
         resolver = program.resolver
@@ -90,7 +153,7 @@ class FastCaller:
         else:
             given = dict(zip(self._argnames, args))
             given.update(kwargs)
-            values = [given[name] if name in given else self._defaults[name] for name in self._runtime_argnames]
+            values = [given[name] for name in self._runtime_argnames]  # complete: see orchestra.arguments
         values.extend(getter() for getter in self._closure_getters)
         return values
 
@@ -102,8 +165,12 @@ class FastCaller:
         return keywords
 
     def _validate(self, keywords: dict[str, Any]) -> None:
+        _check_no_aliasing(self._runtime_argnames, keywords)
         for name, desc in self._descriptors.items():
             value = keywords.get(name)
+            if type(desc).__name__ == "Scalar":
+                _check_scalar(name, value, desc.dtype.as_numpy_dtype())
+                continue
             if value is None or not hasattr(desc, "shape") or not hasattr(value, "shape"):
                 continue
             expected = tuple(int(n) for n in desc.shape)

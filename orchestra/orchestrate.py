@@ -22,6 +22,7 @@ import sys
 import types
 from typing import Any, Callable, Optional, Sequence
 
+from orchestra.arguments import CallBinder, folded_identity
 from orchestra.config import DaceConfig, DaCeOrchestration
 from orchestra.distributed import BuildCoordinator, CodePathClass, code_path_class
 from orchestra.errors import BuildError
@@ -89,6 +90,9 @@ class OrchestratedProgram:
         self.compiletime_args = set(compiletime_args)
         self._program: Any = None
         self._caller: Optional[FastCaller] = None
+        self._binder = CallBinder(function, is_method=method_object is not None, label=self.label_of(function, method_object))
+        self._constant: frozenset = frozenset()  # compile-time arguments, known once parsed
+        self._callers: dict[tuple, tuple] = {}  # folded values -> (FastCaller, the call that obtained it)
         self._build_only = False
         self.build_seconds: Optional[float] = None
         self.load_seconds: Optional[float] = None
@@ -99,9 +103,13 @@ class OrchestratedProgram:
     @property
     def label(self) -> str:
         """Human-readable program name, e.g. ``DynamicalCore.__call__``."""
-        if self.method_object is not None:
-            return f"{type(self.method_object).__name__}.{self.function.__name__}"
-        return self.function.__qualname__
+        return self.label_of(self.function, self.method_object)
+
+    @staticmethod
+    def label_of(function: Callable, method_object: Any) -> str:
+        if method_object is not None:
+            return f"{type(method_object).__name__}.{function.__name__}"
+        return function.__qualname__
 
     # ----------------------------------------------------------- DaCe program
     def dace_program(self, args: Optional[tuple] = None) -> Any:
@@ -158,16 +166,27 @@ class OrchestratedProgram:
 
     # ------------------------------------------------------------------- call
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._caller is None:
+        args, kwargs = self._binder.complete(args, kwargs)  # defaults explicit: never folded silently
+        caller = None
+        if self._program is not None:  # one program per distinct set of folded values
+            folded = folded_identity(self._constant, self._program.argnames, args, kwargs)
+            caller = self._callers.get(folded, (None,))[0]
+        if caller is None:
             if self._build_only:
                 return None
-            self._caller = self._obtain(args, kwargs)
-            if self._caller is None:
+            caller = self._obtain(args, kwargs)
+            if caller is None:
                 return None
-        return self._caller(args, kwargs)
+            program = self.dace_program()
+            self._constant = frozenset(program.constant_args)
+            folded = folded_identity(self._constant, program.argnames, args, kwargs)
+            self._callers[folded] = (caller, args, kwargs)  # keeps folded objects alive (identity)
+            self._caller = caller
+        return caller(args, kwargs)
 
     @property
     def fast_caller(self) -> Optional[FastCaller]:
+        """The fast path of the program obtained last (None before the first call)."""
         return self._caller
 
     def _code_path(self) -> tuple[Optional[CodePathClass], int]:

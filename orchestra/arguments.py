@@ -1,0 +1,133 @@
+"""How a call's arguments reach an orchestrated program.
+
+The contract (``docs/orchestration.md``, "What a call computes"): every call
+of an orchestrated program computes what ``Python`` mode computes with the
+same arguments, or raises one error naming the argument and what differs.
+Two mechanisms keep it:
+
+- **Defaults are never folded silently.** :class:`CallBinder` binds every
+  call to the function's parameters and makes omitted defaults explicit, so
+  the program is parsed with every parameter given: a scalar default is a
+  run-time argument like any other, and ``model()`` then ``model(3.0)``
+  computes with 2.0 and then 3.0.
+- **Compile-time values select a program.** Arguments folded in at parse time
+  (``dace_compiletime_args``, :func:`orchestra.compiletime_type` objects,
+  and whatever DaCe cannot pass at run time: ``None``, strings, objects) are
+  part of the cache key; :func:`folded_identity` describes the values a call
+  gives them, and a call whose folded values differ from those of every
+  program obtained so far obtains another one (built in ``BuildAndRun``,
+  refused with the differing input named in ``Run``).
+
+>>> def step(q, factor=2.0, *, flag=False): ...
+>>> binder = CallBinder(step, is_method=False)
+>>> binder.complete((1,), {})
+((1, 2.0), {'flag': False})
+>>> binder.complete((1, 3.0), {"flag": True})
+((1, 3.0), {'flag': True})
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import numbers
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from orchestra.errors import ConfigurationError
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+class CallBinder:
+    """Binds calls of ``function`` (without ``self`` for a method), defaults made explicit."""
+
+    def __init__(self, function: Callable, is_method: bool, label: str = "") -> None:
+        signature = inspect.signature(function)
+        parameters = list(signature.parameters.values())[1 if is_method else 0 :]
+        variadic = [("*" if p.kind is inspect.Parameter.VAR_POSITIONAL else "**") + p.name
+                    for p in parameters if p.kind in _VARIADIC]
+        if variadic:
+            raise ConfigurationError(
+                f"{label or function.__qualname__} takes {', '.join(variadic)}: an orchestrated "
+                "program needs every parameter named (DaCe makes one program argument of each); "
+                "list the parameters explicitly, or orchestrate a method that does"
+            )
+        self._signature = signature.replace(parameters=parameters)
+        self._names = [p.name for p in parameters]
+        self._defaults = {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
+        self._count = len(parameters)
+        self._all_positional = all(p.kind in _POSITIONAL for p in parameters)
+
+    def complete(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """``args``/``kwargs`` with every parameter given; a bad call raises Python's own TypeError."""
+        if self._all_positional and len(args) <= self._count:
+            if not kwargs and len(args) == self._count:
+                return args, kwargs  # the common call: nothing to bind
+            values, used = list(args), 0
+            for name in self._names[len(args) :]:
+                if name in kwargs:
+                    values.append(kwargs[name])
+                    used += 1
+                elif name in self._defaults:
+                    values.append(self._defaults[name])
+                else:
+                    break  # a missing argument: Python's message below
+            if used == len(kwargs) and len(values) == self._count:
+                return tuple(values), {}
+        bound = self._signature.bind(*args, **kwargs)  # keyword-only parameters, or a bad call
+        bound.apply_defaults()
+        return bound.args, bound.kwargs
+
+
+def folded_identity(constant: frozenset, argnames: list[str], args: tuple, kwargs: dict) -> tuple:
+    """What this call gives the arguments a program folds in, as a hashable value.
+
+    Two calls with equal identities can share one program. ``constant``
+    (compile-time arguments) compare by value; arrays and numbers are
+    run-time arguments: arrays compare as "an array" (the fast path checks
+    their layout), numbers by type, since the program's scalar takes the type
+    of the value it was built with (a float32 program would round a float64
+    value that ``Python`` mode passes on to the stencil exactly). Anything else
+    DaCe folds in when it parses (``None``, a string, an object), so it
+    compares by value, or by identity for objects.
+    """
+    if kwargs or len(args) != len(argnames):
+        given = dict(zip(argnames, args))
+        given.update(kwargs)
+        args = tuple(given.get(name) for name in argnames)
+    if not constant:
+        return tuple(map(_kind, args))
+    return tuple(_identity(value) if name in constant else _kind(value) for name, value in zip(argnames, args))
+
+
+_PYTHON_NUMBERS = {kind: ("number", kind.__name__) for kind in (bool, int, float, complex)}
+
+
+def _kind(value: Any) -> Any:
+    kind = _PYTHON_NUMBERS.get(type(value))
+    if kind is not None:
+        return kind
+    if isinstance(value, np.ndarray):
+        return "array"
+    if isinstance(value, np.generic):
+        return ("number", value.dtype.str)
+    if isinstance(value, numbers.Number):
+        return ("number", type(value).__name__)
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return "array"
+    return _identity(value)
+
+
+def _identity(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return (type(value).__name__, value)
+    if isinstance(value, np.generic):
+        return (value.dtype.str, value.item())
+    if isinstance(value, enum.Enum):
+        return (type(value).__qualname__, value.name)
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(_identity(item) for item in value))
+    return ("object", id(value))
