@@ -5,38 +5,30 @@ is the cache key and the dict itself is stored in the build's manifest, so a
 build that cannot be used says *which* input differs. The inputs are found
 without parsing the program: DaCe's closure resolver lists what the method
 reads through ``self`` (arrays, folded scalars, callbacks, nested stencils
-and orchestrated components).
+and orchestrated components), and what every callee reads and calls, at every
+depth of the call tree (:mod:`orchestra.call_tree`).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import inspect
 import numbers
-import re
 from importlib import metadata
+from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
 
+from orchestra.call_tree import (
+    describe_call_tree,
+    describe_callees,
+    functions_in_tree,
+    referenced_functions,
+    source_digest,
+)
 from orchestra.toolchain import GT4PY_EXTRA_FLAGS, compiler_identity, frozen_settings, host_args, host_isa
 
-
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def source_digest(function: Any) -> str:
-    """sha256 of a function's source (its code object's bytes if the source is gone)."""
-    function = inspect.unwrap(function)
-    try:
-        return _sha(inspect.getsource(function))
-    except (OSError, TypeError):
-        code = getattr(function, "__code__", None)
-        return _sha(repr(code.co_code) + repr(code.co_consts)) if code else "unknown"
 
 
 def describe_array(value: Any) -> dict[str, Any]:
@@ -76,19 +68,6 @@ def _is_array(value: Any) -> bool:
     return hasattr(value, "shape") and hasattr(value, "dtype") and hasattr(value, "strides")
 
 
-def nested_identity(obj: Any) -> dict[str, Any]:
-    """Identity of an SDFG-convertible called from the program (stencil or component)."""
-    if hasattr(obj, "build_identity"):
-        return obj.build_identity()
-    gt_id = getattr(obj, "_gt_id_", None)
-    if gt_id is not None:  # a plain gt4py stencil object
-        return {"stencil": type(obj).__name__, "gt_id": str(gt_id), "backend": getattr(obj, "backend", "")}
-    function = getattr(obj, "f", None)
-    if function is not None:  # a DaceProgram
-        return {"function": f"{function.__module__}.{function.__qualname__}", "source": source_digest(function)}
-    return {"object": f"{type(obj).__module__}.{type(obj).__qualname__}"}
-
-
 def collect_build_inputs(
     program: Any,
     function: Any,
@@ -122,14 +101,7 @@ def collect_build_inputs(
         value = getter()
         closure_arrays[expression] = describe_array(value) if _is_array(value) else describe_value(value)
 
-    nested: dict[str, Any] = {}
-    for call, obj in closure.closure_sdfgs.values():
-        name, identity = _callee(call), nested_identity(obj)
-        suffix = 1
-        while name in nested and nested[name] != identity:  # same text, other code: keep both
-            suffix += 1
-            name = f"{_callee(call)}#{suffix}"
-        nested.setdefault(name, identity)
+    nested = describe_callees(closure)
 
     inputs: dict[str, Any] = {
         "program": program.name,
@@ -139,7 +111,8 @@ def collect_build_inputs(
         "closure_arrays": closure_arrays,
         "scalars": {name: describe_value(value) for name, value in sorted(closure.closure_constants.items())},
         "callbacks": sorted(expression for expression, *_ in closure.callbacks.values()),
-        "nested": {call: nested[call] for call in sorted(nested)},
+        "nested": nested,
+        "call_tree": describe_call_tree(closure, describe_value),
         "code_path": code_path,
         "backend": backend,
         "pipeline": pipeline,
@@ -150,31 +123,19 @@ def collect_build_inputs(
             "compiler": compiler_identity(),
             "host_isa": host_isa() if "-march=native" in host_args(backend) else None,
         },
-        "versions": {name: _version(name) for name in ("orchestra", "dace", "gt4py")},
+        "versions": {**{name: _version(name) for name in ("orchestra", "dace", "gt4py")},
+                     "orchestra_sources": orchestra_sources_digest()},
     }
-    # Sources of nested orchestrated components live under "source" only, so a
-    # changed method is reported once.
-    for identity in nested.values():
+    # Sources of callees live under "source" only (keyed by function), so a
+    # changed method is reported once, whatever its depth.
+    for identity in [*nested.values(), *(c for node in inputs["call_tree"].values() for c in node["callees"].values())]:
         if "function" in identity and "source" in identity:
             inputs["source"][identity["function"]] = identity.pop("source")
+    for node in inputs["call_tree"].values():
+        node.pop("source", None)
+    for name, digest in referenced_functions([function, *functions_in_tree(closure)]).items():
+        inputs["source"].setdefault(name, digest)
     return inputs
-
-
-def _callee(call: str) -> str:
-    """The callee of a call expression DaCe recorded, without its arguments or addresses.
-
-    ``"FrozenStencil(update, ...)(q, 2.0)"`` becomes ``"FrozenStencil(update, ...)"``:
-    folded argument values are already listed under ``scalars``.
-    """
-    call = _ADDRESS.sub("", call)
-    if not call.endswith(")"):
-        return call
-    depth = 0
-    for index in range(len(call) - 1, -1, -1):
-        depth += {")": 1, "(": -1}.get(call[index], 0)
-        if depth == 0:
-            return call[:index] or call
-    return call
 
 
 def _version(distribution: str) -> str:
@@ -182,3 +143,17 @@ def _version(distribution: str) -> str:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
         return "unknown"
+
+
+@functools.cache
+def orchestra_sources_digest() -> str:
+    """sha256 over orchestra's own code (``.py`` and ``.h``): a changed pass is another program.
+
+    A released version number does not change while orchestra is developed
+    (or patched on a cluster); its sources do. Read once per process.
+    """
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(p for p in package.rglob("*") if p.suffix in (".py", ".h")):
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()

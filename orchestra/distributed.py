@@ -268,7 +268,7 @@ class BuildCoordinator:
 
             rank, reference = disagreeing[0]
             differences = describe_differences(all_inputs[rank], all_inputs[reference])
-            differences.sort(key=lambda line: not line.startswith("scalars"))  # the usual culprit first
+            differences.sort(key=lambda line: "scalars" not in line.split(":")[0])  # the usual culprit first, at any depth
             raise RankDisagreementError(
                 f"ranks {rank} and {reference} have the same code path but different build inputs, so one "
                 f"build would silently run the wrong constants on one of them ({len(disagreeing)} rank(s) "

@@ -157,7 +157,7 @@ class OrchestratedProgram:
         return self.dace_program().closure_resolver(constant_args, given_args, parent_closure)
 
     def build_identity(self) -> dict[str, Any]:
-        from orchestra.build_inputs import source_digest
+        from orchestra.call_tree import source_digest
 
         return {
             "function": f"{self.function.__module__}.{self.function.__qualname__}",

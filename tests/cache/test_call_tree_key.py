@@ -1,0 +1,176 @@
+"""The cache key covers the whole call tree: mutate every input at every depth, in turn.
+
+The mutations are generated from the model's own structure: every scalar and
+stencil reachable from the orchestrated object (attribute mutations), and
+every float literal of the model's source file (source mutations: stencil
+bodies, methods, functions called by functions, constructors). Each must
+change the key, except those that cannot change the program (an unused
+attribute, a comment, a blank line). One mutation one call level down is
+then built for real: ``Run`` refuses it naming the changed input, and
+``BuildAndRun`` rebuilds and matches ``Python`` mode.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import sys
+import tokenize
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import pytest
+
+from orchestra import DaceConfig, FrozenStencil, MissingBuildError
+from orchestra.build_inputs import collect_build_inputs
+from orchestra.cache.fingerprint import fingerprint
+from orchestra.toolchain import dace_settings
+
+BACKEND = "dace:cpu"
+MODEL_FILE = Path(__file__).with_name("call_tree_model.py")
+MODULE = "call_tree_model_variant"
+
+
+def load_model_module(text: str, folder: Path) -> Any:
+    """Import ``text`` as the module ``call_tree_model_variant`` (one name for every variant)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{MODULE}.py"
+    path.write_text(text)
+    sys.modules.pop(MODULE, None)
+    spec = importlib.util.spec_from_file_location(MODULE, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[MODULE] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def config(mode: str = "BuildAndRun", cache: Path = Path("/nonexistent")) -> DaceConfig:
+    return DaceConfig(None, backend=BACKEND, orchestration=mode, cache_root=cache)
+
+
+def state(module: Any) -> Any:
+    from gt4py import storage
+
+    q = storage.zeros(module.SHAPE, np.float64, backend=BACKEND)
+    q[...] = np.arange(np.prod(module.SHAPE), dtype=np.float64).reshape(module.SHAPE) / 10.0
+    return q
+
+
+def key_of(model: Any, q: Any) -> tuple[str, dict]:
+    program = model.__orchestra_programs__["__call__"]
+    dace_program = program.dace_program((q,))
+    with dace_settings():
+        inputs = collect_build_inputs(dace_program, program.function, (q,), {}, backend=BACKEND, pipeline={})
+    return fingerprint(inputs), inputs
+
+
+# ------------------------------------------------------------ attribute mutations
+def reachable(obj: Any, path: str = "", seen: set | None = None) -> Iterator[tuple[str, Any, str, Any]]:
+    """(path, owner, attribute, value) for every scalar and stencil reachable from ``obj``."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    for name, value in vars(obj).items():
+        if name.startswith("_") or isinstance(value, DaceConfig):
+            continue
+        where = f"{path}.{name}" if path else name
+        if isinstance(value, (float, int)) and not isinstance(value, bool):
+            yield where, obj, name, value
+        elif isinstance(value, FrozenStencil):
+            yield where, obj, name, value
+        elif type(value).__module__ == type(obj).__module__:  # a component or helper of the model
+            yield from reachable(value, where, seen)
+
+
+def mutations_of(value: Any, module: Any) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, FrozenStencil):
+        other = module.shift if value.definition.__name__ == "scale" else module.scale
+        origin, domain = tuple(value.origin), tuple(value.domain)
+        yield "domain", FrozenStencil(value.definition, backend=BACKEND, origin=origin, domain=(domain[0] - 1, *domain[1:]))
+        yield "origin", FrozenStencil(value.definition, backend=BACKEND, origin=(origin[0] + 1, *origin[1:]),
+                                      domain=(domain[0] - 1, *domain[1:]))
+        yield "definition", FrozenStencil(other, backend=BACKEND, origin=origin, domain=domain)
+    else:
+        yield "value", value + 1
+
+
+def test_every_reachable_scalar_and_stencil_enters_the_key(tmp_path):
+    module = load_model_module(MODEL_FILE.read_text(), tmp_path / "base")
+    q = state(module)
+    base_key, base_inputs = key_of(module.Outer(config()), q)
+    assert "Middle.__call__/Inner.__call__" in base_inputs["call_tree"]  # two levels down
+    paths = [path for path, *_ in reachable(module.Outer(config()))]
+    assert {"middle.inner.k", "middle.inner.scale", "middle.helper.offset", "middle.a", "b"} <= set(paths)
+    tried = 0
+    for index, (path, _, _, value) in enumerate(reachable(module.Outer(config()))):
+        for what, mutated in mutations_of(value, module):
+            model = module.Outer(config())  # a fresh model, then the one mutation
+            owner, name = dict((p, (o, n)) for p, o, n, _ in reachable(model))[path]
+            setattr(owner, name, mutated)
+            key, _ = key_of(model, q)
+            if path.rsplit(".", 1)[-1].startswith("unused"):
+                assert key == base_key, f"{path} ({what}) is not read by the program but changed the key"
+            else:
+                assert key != base_key, f"{path} ({what}) changed, the key did not"
+            tried += 1
+    assert tried >= 15
+
+
+# --------------------------------------------------------------- source mutations
+def float_literals(text: str) -> list[tuple[int, int, str]]:
+    """(line, column, literal) of every float literal in ``text``."""
+    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+    return [(t.start[0], t.start[1], t.string) for t in tokens if t.type == tokenize.NUMBER and "." in t.string]
+
+
+def replace_at(text: str, line: int, column: int, old: str, new: str) -> str:
+    lines = text.splitlines(keepends=True)
+    assert lines[line - 1][column : column + len(old)] == old
+    lines[line - 1] = lines[line - 1][:column] + new + lines[line - 1][column + len(old) :]
+    return "".join(lines)
+
+
+def test_every_literal_of_the_model_source_enters_the_key_and_comments_do_not(tmp_path):
+    text = MODEL_FILE.read_text()
+    q = state(load_model_module(text, tmp_path / "base"))
+    base_key, _ = key_of(sys.modules[MODULE].Outer(config()), q)
+    literals = float_literals(text)
+    assert len(literals) >= 7
+    for index, (line, column, literal) in enumerate(literals):
+        module = load_model_module(replace_at(text, line, column, literal, literal + "1"), tmp_path / f"v{index}")
+        key, _ = key_of(module.Outer(config()), q)
+        unused = "unused" in text.splitlines()[line - 1]
+        assert (key == base_key) == unused, f"line {line}: {text.splitlines()[line - 1].strip()!r}, {literal} -> {literal}1"
+    # what cannot change the program: a comment and a blank line inside every function
+    lines = text.splitlines(keepends=True)
+    bodies = [i for i, l in enumerate(lines) if l.lstrip().startswith(("def ", "with computation"))]
+    for number, index in enumerate(bodies):
+        indent = " " * (len(lines[index + 1]) - len(lines[index + 1].lstrip()))
+        variant = "".join(lines[: index + 1] + [f"{indent}# a comment\n", "\n"] + lines[index + 1 :])
+        module = load_model_module(variant, tmp_path / f"c{number}")
+        assert key_of(module.Outer(config()), q)[0] == base_key, f"a comment in {lines[index].strip()!r} changed the key"
+
+
+# ------------------------------------------------- a nested edit, built for real
+def test_nested_stencil_edit_is_refused_in_run_and_rebuilt_in_build_and_run(tmp_path):
+    """The reported bug: an edited stencil one level down silently reloaded the old build."""
+    cache = tmp_path / "cache"
+    text = MODEL_FILE.read_text()
+    base = load_model_module(text, tmp_path / "base")
+    base.Outer(config("BuildAndRun", cache))(state(base))
+
+    edited_text = text.replace("q = q * factor + 0.125", "q = q * factor + 50.0")
+    assert edited_text != text
+    edited = load_model_module(edited_text, tmp_path / "edited")
+    with pytest.raises(MissingBuildError, match=r"call_tree.*Inner\.__call__.*gt_id"):
+        edited.Outer(config("Run", cache))(state(edited))
+
+    orchestrated = edited.Outer(config("BuildAndRun", cache))
+    q = state(edited)
+    orchestrated(q)
+    assert orchestrated.__orchestra_programs__["__call__"].built_here
+    reference = state(edited)
+    edited.Outer(DaceConfig(None, backend=BACKEND, orchestration="Python"))(reference)
+    assert np.array_equal(np.asarray(q), np.asarray(reference))
