@@ -1,8 +1,9 @@
 """One build folder: what it holds, and whether it is a usable build.
 
 A folder is a usable build of a key when its ``COMPLETE`` marker exists, its
-manifest reads back with that key, and its library's sha256 matches the
-manifest. Library checksums are cached per process by file state (path,
+manifest reads back with that key, and the sha256 of its library and of every
+other file a load reads (``files``: DaCe's stub library, the signature and
+program SDFGs) matches the manifest. Library checksums are cached per process by file state (path,
 inode, size, modification time): a truncated or rewritten library is hashed
 again.
 """
@@ -88,6 +89,15 @@ def examine(folder: Path, key: str | None = None, verify: bool = True) -> Lookup
         return LookupResult(None, f"library missing: {manifest.library}", folder)
     if verify and checksum(library) != manifest.checksum:
         return LookupResult(None, "library checksum mismatch: file corrupted or truncated", folder)
+    for name, expected_sum in sorted(manifest.files.items()):
+        try:
+            path = library_path_in(folder, name)
+        except ValueError as error:
+            return LookupResult(None, f"manifest invalid: {error}", folder)
+        if not path.is_file():
+            return LookupResult(None, f"{name} missing", folder)
+        if verify and checksum(path) != expected_sum:
+            return LookupResult(None, f"{name} checksum mismatch: file corrupted or truncated", folder)
     return LookupResult(BuildEntry(folder, manifest), "hit", folder)
 
 

@@ -25,6 +25,8 @@ ENV_VAR = "ORCHESTRA_CACHE_DIR"
 DEFAULT_FOLDER = ".orchestra_cache"
 MANIFEST_NAME = "manifest.json"
 MARKER_NAME = "COMPLETE"
+#: Files a load reads besides the library (checksummed in the manifest's ``files``).
+LOADED_FILES = ("build/libdacestub_*.so", "signature.sdfgz", "program.sdfgz")
 LAST_REQUEST_NAME = "last_request.json"
 STAGING_NAME = ".staging"
 LOCKS_NAME = ".locks"

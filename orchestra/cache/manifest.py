@@ -39,7 +39,10 @@ class Manifest:
 
     ``inputs`` is the canonical form of the inputs whose fingerprint is ``key``;
     ``library`` is the shared library's path relative to the entry folder and
-    ``checksum`` its sha256 (filled in by ``BuildStore.publish`` when empty).
+    ``checksum`` its sha256 (filled in by ``BuildStore.publish`` when empty);
+    ``files`` the sha256 of every other file a load reads (DaCe's stub
+    library, the signature and program SDFGs), by path relative to the entry,
+    also filled in by ``publish``.
     """
 
     key: str
@@ -51,6 +54,7 @@ class Manifest:
     host: str
     build_seconds: float
     orchestra_version: str
+    files: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def new(
@@ -125,6 +129,7 @@ _FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
     "host": str,
     "build_seconds": (int, float),
     "orchestra_version": str,
+    "files": dict,
 }
 
 
@@ -132,6 +137,8 @@ def _checked(value: Any, name: str, source: Path | str) -> Any:
     expected = _FIELD_TYPES[name]
     if not isinstance(value, expected) or isinstance(value, bool):
         raise CorruptEntry(source, f"manifest field {name!r} has the wrong type")
+    if name == "files" and not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise CorruptEntry(source, "manifest field 'files' must map paths to checksums")
     return float(value) if name == "build_seconds" else value
 
 

@@ -51,6 +51,7 @@ from orchestra.cache.layout import (
     KEY_PATTERN,
     KEY_PREFIX_LENGTH,
     LAST_REQUEST_NAME,
+    LOADED_FILES,
     LOCKS_NAME,
     MANIFEST_NAME,
     MARKER_NAME,
@@ -378,8 +379,14 @@ def _checked_manifest(staging: Path, manifest: Manifest) -> Manifest:
             f"cannot publish {staging}: {manifest.library} does not match the manifest's "
             "checksum (was it changed after the manifest was made?)"
         )
+    files = {
+        str(path.relative_to(staging)): durable.sha256_file(path)
+        for pattern in LOADED_FILES
+        for path in sorted(staging.glob(pattern))
+        if path.is_file() and path != library
+    }
     durable.fsync_tree(staging)
-    return manifest.with_checksum(checksum)
+    return dataclasses.replace(manifest.with_checksum(checksum), files=files)
 
 
 def _write_marker(folder: Path, key: str) -> None:

@@ -12,16 +12,21 @@ from the inside out, by:
   the cached build while the others wait (:mod:`orchestra.distributed`).
 
 :func:`load_entry` then looks up each rank's own key (checksums verified) and
-loads that build, collectively: a failure on any rank raises on all.
+loads that build, collectively: a failure on any rank raises on all. Before
+it is loaded, every file the load reads must be trusted
+(:func:`orchestra.cache.trust.check_trusted`). A read-only cache works in
+``Run`` mode: recording the run's requests is skipped with a note.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 from typing import Optional
 
 from orchestra.cache.entry import BuildEntry
 from orchestra.cache.store import BuildStore
+from orchestra.cache.trust import check_trusted
 from orchestra.config import MODE_VARIABLE
 from orchestra.distributed import BuildCoordinator
 from orchestra.errors import MissingBuildError
@@ -76,10 +81,7 @@ def ensure_built(
     request = keyed.request
     records = coordinator.check_agreement(keyed.key, keyed.inputs, request.code_path, request.tile)
     asked = coordinator.gather_requests(records, keyed.inputs, request.code_path)
-    coordinator.collectively(
-        lambda: store.record_requests(keyed.label, asked) if asked else None,
-        f"recording the builds {keyed.label} asks for",
-    )
+    coordinator.collectively(lambda: _record(store, keyed, asked), f"recording the builds {keyed.label} asks for")
     built: list[Optional[float]] = [None]
 
     def build() -> None:
@@ -87,6 +89,21 @@ def ensure_built(
 
     coordinator.run(records, keyed.key, build, keyed.label)
     return built[0]
+
+
+def _record(store: BuildStore, keyed: KeyedRequest, asked: list) -> None:
+    """Record what this run asked for (``orchestra cache explain``); a read-only cache skips it."""
+    if not asked:
+        return
+    try:
+        store.record_requests(keyed.label, asked)
+    except OSError as error:
+        if error.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise
+        log.info(
+            "%s: cache %s is not writable (%s); this run's requests are not recorded, so "
+            "`orchestra cache explain` will not show it", keyed.label, store.root, error.strerror
+        )
 
 
 def load_entry(
@@ -98,6 +115,9 @@ def load_entry(
         found = store.lookup(keyed.key, keyed.label)
         if found.entry is None:
             raise MissingBuildError(missing_message(store, keyed, found.reason))
-        return found.entry, load(found.entry.path)
+        entry = found.entry
+        loaded_files = [entry.library_path, *(entry.path / name for name in entry.manifest.files)]
+        check_trusted(store.root, entry.path, loaded_files)
+        return entry, load(entry.path)
 
     return coordinator.collectively(load_own_build, f"loading {keyed.label}")
