@@ -238,11 +238,13 @@ def _describe(entry: BuildEntry) -> str:
 
 
 def _clean(arguments: argparse.Namespace, out: TextIO) -> int:
-    if arguments.older_than is not None and arguments.older_than < 0:
+    if arguments.older_than is not None and not 0 <= arguments.older_than < float("inf"):
         raise ValueError(
             f"--older-than must be a number of days >= 0, not {arguments.older_than:g}"
         )
     store = _store(arguments)
+    if not store.root.is_dir():
+        raise ValueError(f"no cache at {store.root}: nothing to clean (check --root or ${ENV_VAR})")
     stale_only = not (arguments.all or arguments.older_than is not None)
     removals = store.clean(arguments.older_than, stale_only=stale_only, dry_run=arguments.dry_run)
     verb = "would remove" if arguments.dry_run else "removed"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 import os
 from pathlib import Path
 from typing import Any, Optional
@@ -76,8 +77,11 @@ def _env_timeout() -> Optional[float]:
         raise ConfigurationError(
             f"{BUILD_TIMEOUT_VARIABLE}={value!r} is not a number of seconds"
         ) from None
-    if seconds <= 0:
-        raise ConfigurationError(f"{BUILD_TIMEOUT_VARIABLE} must be positive, got {value!r}")
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ConfigurationError(
+            f"{BUILD_TIMEOUT_VARIABLE}={value!r}: give a positive, finite number of seconds "
+            "(unset it for no limit)"
+        )
     return seconds
 
 

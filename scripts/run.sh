@@ -21,6 +21,11 @@ source scripts/setup_env.sh
 
 CONFIG="${1:-configs/c24_case2.yaml}"
 if [ $# -gt 0 ]; then shift; fi
+# Unset means BuildAndRun here; set but empty is an error (orchestra would read it as Python).
+if [ -n "${FV3_DACEMODE+set}" ] && [ -z "$FV3_DACEMODE" ]; then
+    echo "[run.sh] FV3_DACEMODE is set but empty: set it to Python, Build, BuildAndRun or Run, or unset it (BuildAndRun)" >&2
+    exit 2
+fi
 export FV3_DACEMODE="${FV3_DACEMODE:-BuildAndRun}"
 # One thread per rank: the ranks already fill the cores (OpenMP threads would oversubscribe them).
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"

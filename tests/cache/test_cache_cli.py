@@ -168,3 +168,8 @@ def test_module_entry_point_does_not_import_dace(child_env, store):
     )
     assert result.returncode == 0, result.stderr
     assert "cache root:" in result.stdout
+
+
+def test_clean_of_a_missing_cache_is_an_error(capsys, tmp_path):
+    status, _, err = run(capsys, "cache", "clean", "--root", str(tmp_path / "does" / "not" / "exist"))
+    assert status != 0 and "no cache at" in err and err.count("\n") == 1

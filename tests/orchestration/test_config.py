@@ -46,8 +46,9 @@ def test_unknown_debug_check_is_clear():
         DebugChecks.parse("nan,nann")
 
 
-def test_bad_build_timeout(monkeypatch):
-    monkeypatch.setenv("ORCHESTRA_BUILD_TIMEOUT", "soon")
+@pytest.mark.parametrize("value", ["soon", "nan", "inf", "-inf", "0", "-5"])
+def test_bad_build_timeout(monkeypatch, value):
+    monkeypatch.setenv("ORCHESTRA_BUILD_TIMEOUT", value)
     with pytest.raises(ConfigurationError, match="ORCHESTRA_BUILD_TIMEOUT"):
         DaceConfig(None, backend="dace:cpu", orchestration="Python")
 
