@@ -46,7 +46,7 @@ import traceback
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
 from orchestra.cache.requests import Asked
-from orchestra.errors import BuildError, ConfigurationError, MissingBuildError, RankDisagreementError
+from orchestra.errors import BuildError, ConfigurationError, MissingBuildError, OrchestraError, RankDisagreementError
 
 log = logging.getLogger("orchestra")
 
@@ -128,6 +128,13 @@ class _Outcome:
 _PASS_THROUGH = {cls.__name__: cls for cls in (MissingBuildError, RankDisagreementError, ConfigurationError)}
 
 
+def _trace(error: BaseException) -> str:
+    """The failing rank's traceback, for errors nobody expected (orchestra's own say it all)."""
+    from orchestra.cache.errors import CacheError
+
+    return "" if isinstance(error, (OrchestraError, CacheError)) else traceback.format_exc(limit=6)
+
+
 def _mpi_comm(communicator: Any) -> Any:
     for name in ("mpi_comm", "comm", "_comm"):
         comm = getattr(communicator, name, None)
@@ -172,7 +179,7 @@ class BuildCoordinator:
         try:
             result = step()
         except Exception as error:  # reported to every rank below
-            outcome = _Outcome(self.rank, False, type(error).__name__, str(error), traceback.format_exc(limit=6))
+            outcome = _Outcome(self.rank, False, type(error).__name__, str(error), _trace(error))
             self._raise_failures(self._allgather(outcome), what, error)
             raise  # unreachable: _raise_failures raises
         self._raise_failures(self._allgather(_Outcome(self.rank, True)), what)
@@ -189,10 +196,12 @@ class BuildCoordinator:
             error: Exception = error_class(first.message)
         else:
             ranks = ", ".join(str(outcome.rank) for outcome in failures[:16])
+            trace = f"\n{first.trace}" if first.trace else ""
             error = BuildError(
                 f"{what} failed on {len(failures)} rank(s) ({ranks}); rank {first.rank}: "
-                f"{first.kind}: {first.message}\n{first.trace}"
+                f"{first.kind}: {first.message}{trace}"
             )
+        error.collective = True  # the same error on every rank: report it once (orchestra.comm.abort)
         raise error from local
 
     # ---------------------------------------------------------- time limit
@@ -319,7 +328,7 @@ class BuildCoordinator:
                 if self.comm is None:
                     raise
                 error = caught
-                outcome = _Outcome(self.rank, False, type(caught).__name__, str(caught), traceback.format_exc(limit=6))
+                outcome = _Outcome(self.rank, False, type(caught).__name__, str(caught), _trace(caught))
         elif waiting and self.rank == waiting[0]:
             report = f"{label}: {len(waiting)} rank(s) waiting for {len(builders)} build(s) on rank(s) {builder_ranks}"
             log.info("%s", report)

@@ -13,7 +13,9 @@ communicator, so importing :mod:`orchestra.comm` does not initialize MPI.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
+import time
 import traceback
 from types import TracebackType
 from typing import Any, Iterator, Optional
@@ -36,11 +38,35 @@ def _report_and_abort(
     exit_code: int,
 ) -> None:
     rank = mpi_comm.Get_rank()
-    text = "".join(traceback.format_exception(exc_type, exc, tb))
     sys.stdout.flush()
-    sys.stderr.write("".join(f"rank {rank}: {line}\n" for line in text.rstrip("\n").split("\n")))
-    sys.stderr.flush()
+    if getattr(exc, "collective", False) and rank != 0:
+        # Every rank raised the same error (orchestra's collective steps): rank 0 reports
+        # it; the others give it a moment to do so before ending the job.
+        time.sleep(_REPORT_GRACE_S)
+    else:
+        sys.stderr.write(_report(rank, exc_type, exc, tb))
+        sys.stderr.flush()
     mpi_comm.Abort(exit_code)
+
+
+#: Seconds the other ranks wait for rank 0 to print a collective error.
+_REPORT_GRACE_S = 2.0
+
+
+def _report(rank: int, exc_type: type[BaseException], exc: BaseException, tb: Optional[TracebackType]) -> str:
+    """One message for orchestra's own errors (they name the problem and the fix), a traceback otherwise.
+
+    ``ORCHESTRA_TRACEBACK=1`` prints the traceback of orchestra's errors too.
+    """
+    from orchestra.cache.errors import CacheError
+    from orchestra.errors import OrchestraError
+
+    expected = isinstance(exc, (OrchestraError, CacheError)) and not os.environ.get("ORCHESTRA_TRACEBACK")
+    if expected:
+        prefix = "" if getattr(exc, "collective", False) else f"rank {rank}: "
+        return f"{prefix}orchestra: {exc_type.__name__}: {exc}\n"
+    text = "".join(traceback.format_exception(exc_type, exc, tb))
+    return "".join(f"rank {rank}: {line}\n" for line in text.rstrip("\n").split("\n"))
 
 
 def _is_clean_exit(exc: BaseException) -> bool:

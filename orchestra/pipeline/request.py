@@ -14,7 +14,10 @@ from typing import Any, Callable, Optional
 
 from orchestra.build_inputs import collect_build_inputs
 from orchestra.cache.fingerprint import fingerprint
+from orchestra.cache.errors import CacheError
 from orchestra.distributed import CodePathClass
+from orchestra.errors import BuildError, OrchestraError
+from orchestra.pipeline.diagnostics import explain_unreadable
 from orchestra.pipeline.abstract_arrays import refuse_abstract_arrays
 from orchestra.pipeline.stages import OptimizeOptions
 from orchestra.toolchain import GpuTarget
@@ -60,14 +63,19 @@ class KeyedRequest:
 
 def key_request(request: BuildRequest) -> KeyedRequest:
     """[BuildRequest] -> [KeyedRequest]: build inputs found without parsing, then fingerprinted."""
-    inputs = collect_build_inputs(
-        request.program,
-        request.function,
-        request.args,
-        request.kwargs,
-        backend=request.backend,
-        pipeline=request.pipeline_key(),
-    )
+    try:
+        inputs = collect_build_inputs(
+            request.program,
+            request.function,
+            request.args,
+            request.kwargs,
+            backend=request.backend,
+            pipeline=request.pipeline_key(),
+        )
+    except (OrchestraError, CacheError):
+        raise
+    except Exception as error:  # DaCe could not read the program (closure resolution)
+        raise BuildError(explain_unreadable(error, request.label, request.function, "reading")) from error
     if request.runs:
         refuse_abstract_arrays(request.label, request.program, request.args, request.kwargs)
     return KeyedRequest(request, inputs, fingerprint(inputs))

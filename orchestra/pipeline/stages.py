@@ -109,7 +109,9 @@ def parse(program: Any, args: tuple, kwargs: dict, save_to: Optional[Path] = Non
     try:
         sdfg = program.to_sdfg(*args, simplify=False, save=False, validate=False, **kwargs)
     except Exception as error:
-        raise BuildError(f"parsing {program.name} into an SDFG failed: {error}") from error
+        from orchestra.pipeline.diagnostics import explain_unreadable, function_of
+
+        raise BuildError(explain_unreadable(error, program.name, function_of(program), "parsing")) from error
     finally:
         quiet.__exit__(None, None, None)
     _save_stage(sdfg, save_to, "0_parsed")
