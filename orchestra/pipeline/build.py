@@ -14,6 +14,8 @@ import json
 import logging
 import socket
 import time
+import warnings
+from pathlib import Path
 
 from orchestra.cache.entry import BuildEntry
 from orchestra.cache.fingerprint import canonical
@@ -41,12 +43,15 @@ def build_and_publish(keyed: KeyedRequest, store: BuildStore, rank: int = 0) -> 
     staging = store.staging_dir(key)
     save_to = staging if request.options.save_stages else None
     log.info("[rank %d] %s: building (key %s)", rank, request.label, key[:12])
-    parsed = parse(request.program, request.args, request.kwargs, save_to)
-    log.info("[rank %d] %s: parsed in %.1f s", rank, request.label, parsed.seconds)
-    optimized = optimize(parsed, request.options, save_to)
-    log.info("[rank %d] %s: optimized in %.1f s", rank, request.label, optimized.seconds)
-    compiled = compile_program(optimized, staging)
-    log.info("[rank %d] %s: compiled in %.1f s", rank, request.label, compiled.seconds)
+    with warnings.catch_warnings(record=True) as caught:  # DaCe and gt4py warn a lot: to a file
+        warnings.simplefilter("default")
+        parsed = parse(request.program, request.args, request.kwargs, save_to)
+        log.info("[rank %d] %s: parsed in %.1f s", rank, request.label, parsed.seconds)
+        optimized = optimize(parsed, request.options, save_to)
+        log.info("[rank %d] %s: optimized in %.1f s", rank, request.label, optimized.seconds)
+        compiled = compile_program(optimized, staging)
+        log.info("[rank %d] %s: compiled in %.1f s", rank, request.label, compiled.seconds)
+    _write_warnings(caught, staging, rank, request.label)
     (staging / "memory_report.json").write_text(json.dumps(optimized.memory_report, indent=2))
     log.info("[rank %d] %s: memory: %s", rank, request.label, format_memory_report(optimized.memory_report))
     seconds = time.perf_counter() - start
@@ -64,3 +69,17 @@ def build_and_publish(keyed: KeyedRequest, store: BuildStore, rank: int = 0) -> 
     entry = store.publish(staging, manifest)
     log.info("[rank %d] %s: built in %.1f s -> %s", rank, request.label, seconds, entry.path)
     return BuiltEntry(entry, seconds)
+
+
+#: The build's warnings (DaCe's and gt4py's), one per line, next to its library.
+WARNINGS_FILE = "build_warnings.log"
+
+
+def _write_warnings(caught: list, staging: Path, rank: int, label: str) -> None:
+    """Write the warnings a build raised to its folder; one console line says how many and where."""
+    if not caught:
+        return
+    lines = [f"{w.filename}:{w.lineno}: {w.category.__name__}: {w.message}" for w in caught]
+    (staging / WARNINGS_FILE).write_text("\n".join(lines) + "\n")
+    log.info("[rank %d] %s: %d warning(s) from DaCe/gt4py while building, written to the build's %s",
+             rank, label, len(lines), WARNINGS_FILE)
