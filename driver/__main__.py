@@ -59,10 +59,28 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from driver.model import Model
         from driver.simulation import Simulation
 
+        config = _with_fresh_output(config, communicator)
         started = time.perf_counter()
         model = Model(config, communicator, dace_config)
         Simulation(model, restart=arguments.restart, setup_seconds=time.perf_counter() - started).run()
     return 0
+
+
+def _with_fresh_output(config, communicator):
+    """The configuration with an output folder that holds no earlier run (unless output.overwrite)."""
+    import dataclasses
+    from pathlib import Path
+
+    from driver.output import fresh_directory
+
+    requested = Path(config.output.directory)
+    chosen = communicator.bcast(fresh_directory(requested, config.output.overwrite) if communicator.rank == 0 else None)
+    if chosen == requested:
+        return config
+    if communicator.rank == 0:
+        print(f"[driver] {requested} holds an earlier run: writing to {chosen} instead "
+              "(--set output.overwrite=true writes into the same folder)", flush=True)
+    return dataclasses.replace(config, output=dataclasses.replace(config.output, directory=str(chosen)))
 
 
 if __name__ == "__main__":

@@ -48,12 +48,16 @@ class OutputConfig:
             the prognostic fields; 0 writes only the initial and final states.
         restart_interval_hours: simulated hours between restart files; 0: none.
         plot: draw the free-surface height on the sphere at the end (PNG).
+        overwrite: write into ``directory`` even when it holds an earlier
+            run's files (by default the run then writes to ``<directory>_run2``,
+            ``_run3``, ...: nothing written earlier is replaced).
     """
 
     directory: str = "output"
     netcdf_interval_hours: float = 0.0
     restart_interval_hours: float = 0.0
     plot: bool = True
+    overwrite: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,6 +194,7 @@ def _output_config(check: _Checker, data: Any) -> OutputConfig:
             "output.restart_interval_hours", data.get("restart_interval_hours", 0.0), allow_zero=True
         ),
         plot=check.boolean("output.plot", data.get("plot", True)),
+        overwrite=check.boolean("output.overwrite", data.get("overwrite", False)),
     )
 
 

@@ -66,6 +66,26 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
         raise
 
 
+#: What an earlier run leaves in its output folder.
+RUN_FILES = ("*.nc", "*.npz", "*.png")
+
+
+def fresh_directory(directory: Path, overwrite: bool) -> Path:
+    """``directory`` if it holds no earlier run's files (or ``overwrite``), else the first free ``<dir>_runN``.
+
+    Decide it on one rank and broadcast it: ranks must agree.
+    """
+    def holds_a_run(path: Path) -> bool:
+        return path.is_dir() and any(next(path.glob(pattern), None) for pattern in RUN_FILES)
+
+    if overwrite or not holds_a_run(directory):
+        return directory
+    number = 2
+    while holds_a_run(candidate := directory.with_name(f"{directory.name}_run{number}")):
+        number += 1
+    return candidate
+
+
 class OutputWriter:
     """Writes snapshots, restarts and the plot of one run into ``config.output.directory``."""
 

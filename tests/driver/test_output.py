@@ -70,3 +70,27 @@ def test_plot_of_the_whole_sphere(tmp_path):
     path = tmp_path / "map.png"
     plot_cells(np.stack(corners), np.stack(values), "z", path, label="z", symmetric=True)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_an_earlier_run_is_never_overwritten(tmp_path):
+    from driver.output import fresh_directory
+
+    directory = tmp_path / "c24_case2"
+    assert fresh_directory(directory, overwrite=False) == directory  # nothing there yet
+    directory.mkdir()
+    (directory / "notes.txt").write_text("mine")
+    assert fresh_directory(directory, overwrite=False) == directory  # no run output in it
+    (directory / "run_step000000.nc").write_text("an earlier run")
+    assert fresh_directory(directory, overwrite=False) == tmp_path / "c24_case2_run2"
+    (tmp_path / "c24_case2_run2").mkdir()
+    (tmp_path / "c24_case2_run2" / "restart_step000010.npz").write_text("the second run")
+    assert fresh_directory(directory, overwrite=False) == tmp_path / "c24_case2_run3"
+    assert fresh_directory(directory, overwrite=True) == directory
+
+
+def test_output_overwrite_is_a_configuration_field():
+    from driver.config import config_from_dict
+
+    required = {"resolution": 12, "layout": 1, "dt": 900, "days": 1, "test_case": 2, "backend": "numpy"}
+    assert config_from_dict({**required, "output": {"overwrite": True}}).output.overwrite is True
+    assert config_from_dict(required).output.overwrite is False
