@@ -193,8 +193,9 @@ class OrchestratedProgram:
         _ensure_log_handler(config.rank)
         gpu = GpuTarget.from_config(config.cuda_arch) if config.on_gpu else None  # never probes a device
         with dace_settings(gpu=gpu):
+            chosen = {} if config.cpu_passes is None else {"cpu_passes": config.cpu_passes}
             options = OptimizeOptions(
-                on_gpu=config.on_gpu, debug_checks=config.debug_checks, save_stages=config.verbose
+                on_gpu=config.on_gpu, debug_checks=config.debug_checks, save_stages=config.verbose, **chosen
             )
             code_path, tile = self._code_path()
             pipeline = options.as_key()
