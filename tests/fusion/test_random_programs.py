@@ -54,3 +54,13 @@ def test_differences_compare_bits():
     assert differences(a, {"x": np.array([0.0, np.nan]), "y": np.ones(2)}) == []
     assert differences(a, {"x": np.array([-0.0, np.nan]), "y": np.ones(2)}) == ["x"]
     assert differences(a, {"x": a["x"], "y": np.ones(3)}) == ["y"]
+
+
+def test_the_cpu_passes_are_chosen_in_the_config(tmp_path):
+    from orchestra import ConfigurationError, DaceConfig
+
+    config = DaceConfig(None, orchestration="Python", cache_root=tmp_path, cpu_passes=["single_parallel_level"])
+    assert config.cpu_passes == ("single_parallel_level",)
+    assert DaceConfig(None, orchestration="Python", cache_root=tmp_path).cpu_passes is None
+    with pytest.raises(ConfigurationError, match="split_region_maps"):
+        DaceConfig(None, orchestration="Python", cache_root=tmp_path, cpu_passes=["fuse_everything"])
