@@ -108,6 +108,9 @@ class DaceConfig:
             default from ``ORCHESTRA_DEBUG``. Part of the cache key.
         cuda_arch: GPU architecture to build for (``dace:gpu``), e.g. "90";
             set explicitly so a GPU build needs no GPU.
+        cpu_passes: the optimize stage's CPU passes by name (see
+            :mod:`orchestra.passes.cpu`); None runs the default set. Part of
+            the cache key.
 
     Example:
         >>> config = DaceConfig(None, backend="numpy",
@@ -127,6 +130,7 @@ class DaceConfig:
     )
     debug_checks: Any = None
     cuda_arch: Optional[str] = None
+    cpu_passes: Optional[tuple[str, ...]] = None
 
     def __post_init__(self) -> None:
         if isinstance(self.orchestration, str):
@@ -146,6 +150,10 @@ class DaceConfig:
 
             self.cache_root = default_cache_root()
         self.cache_root = Path(self.cache_root).expanduser().absolute()
+        if self.cpu_passes is not None:
+            from orchestra.passes.cpu import check_cpu_passes
+
+            self.cpu_passes = check_cpu_passes(self.cpu_passes)
         if self.debug_checks is None or isinstance(self.debug_checks, str):
             from orchestra.passes.debug import DebugChecks
 

@@ -238,7 +238,12 @@ class OrchestratedProgram:
             args=args,
             kwargs=kwargs,
             backend=config.backend,
-            options=OptimizeOptions(on_gpu=config.on_gpu, debug_checks=config.debug_checks, save_stages=config.verbose),
+            options=OptimizeOptions(
+                on_gpu=config.on_gpu,
+                debug_checks=config.debug_checks,
+                save_stages=config.verbose,
+                **({} if config.cpu_passes is None else {"cpu_passes": config.cpu_passes}),
+            ),
             gpu=gpu,
             runs=config.orchestration.runs,
             code_path=code_path,
