@@ -84,9 +84,33 @@ def collect_build_inputs(
     """
     program._load_sdfg(None, *args, **kwargs)
     closure = program.resolver
+    arguments, compiletime = _describe_arguments(program, args, kwargs)
+    nested = describe_callees(closure)
+    inputs: dict[str, Any] = {
+        "program": program.name,
+        "source": {f"{function.__module__}.{function.__qualname__}": source_digest(function)},
+        "arguments": arguments,
+        "compiletime_args": compiletime,
+        "closure_arrays": _describe_closure_arrays(closure),
+        "scalars": {name: describe_value(value) for name, value in sorted(closure.closure_constants.items())},
+        "callbacks": sorted(expression for expression, *_ in closure.callbacks.values()),
+        "nested": nested,
+        "call_tree": describe_call_tree(closure, describe_value),
+        "code_path": code_path,
+        "backend": backend,
+        "pipeline": pipeline,
+        "toolchain": _toolchain(backend),
+        "versions": {**{name: _version(name) for name in ("orchestra", "dace", "gt4py")},
+                     "orchestra_sources": orchestra_sources_digest()},
+    }
+    _gather_sources(inputs, [function, *functions_in_tree(closure)])
+    return inputs
+
+
+def _describe_arguments(program: Any, args: tuple, kwargs: dict) -> tuple[dict, dict]:
+    """Run-time arguments (array descriptors, scalar types) and compile-time ones (values)."""
     given = dict(zip(program.argnames, args))
     given.update(kwargs)
-
     arguments, compiletime = {}, {}
     for name, value in sorted(given.items()):
         if name in program.constant_args:
@@ -95,47 +119,35 @@ def collect_build_inputs(
             arguments[name] = describe_array(value)
         else:
             arguments[name] = {"scalar": type(value).__name__}
+    return arguments, compiletime
 
-    closure_arrays = {}
-    for name, (expression, _desc, getter, _) in sorted(closure.closure_arrays.items()):
+
+def _describe_closure_arrays(closure: Any) -> dict[str, Any]:
+    arrays = {}
+    for _name, (expression, _desc, getter, _) in sorted(closure.closure_arrays.items()):
         value = getter()
-        closure_arrays[expression] = describe_array(value) if _is_array(value) else describe_value(value)
+        arrays[expression] = describe_array(value) if _is_array(value) else describe_value(value)
+    return arrays
 
-    nested = describe_callees(closure)
 
-    inputs: dict[str, Any] = {
-        "program": program.name,
-        "source": {f"{function.__module__}.{function.__qualname__}": source_digest(function)},
-        "arguments": arguments,
-        "compiletime_args": compiletime,
-        "closure_arrays": closure_arrays,
-        "scalars": {name: describe_value(value) for name, value in sorted(closure.closure_constants.items())},
-        "callbacks": sorted(expression for expression, *_ in closure.callbacks.values()),
-        "nested": nested,
-        "call_tree": describe_call_tree(closure, describe_value),
-        "code_path": code_path,
-        "backend": backend,
-        "pipeline": pipeline,
-        "toolchain": {
-            "dace_settings": {key: describe_value(value) for key, value in frozen_settings().items()},
-            "cpu_args": list(host_args(backend)),
-            "gt4py_flags": list(GT4PY_EXTRA_FLAGS),
-            "compiler": compiler_identity(),
-            "host_isa": host_isa() if "-march=native" in host_args(backend) else None,
-        },
-        "versions": {**{name: _version(name) for name in ("orchestra", "dace", "gt4py")},
-                     "orchestra_sources": orchestra_sources_digest()},
+def _toolchain(backend: str) -> dict[str, Any]:
+    return {
+        "dace_settings": {key: describe_value(value) for key, value in frozen_settings().items()},
+        "cpu_args": list(host_args(backend)),
+        "gt4py_flags": list(GT4PY_EXTRA_FLAGS),
+        "compiler": compiler_identity(),
+        "host_isa": host_isa() if "-march=native" in host_args(backend) else None,
     }
-    # Sources of callees live under "source" only (keyed by function), so a
-    # changed method is reported once, whatever its depth.
-    for identity in [*nested.values(), *(c for node in inputs["call_tree"].values() for c in node["callees"].values())]:
+
+
+def _gather_sources(inputs: dict[str, Any], functions: list) -> None:
+    """Move callee sources under ``source`` (by function: reported once, whatever the depth); add globals' sources."""
+    callees = [*inputs["nested"].values(), *(c for node in inputs["call_tree"].values() for c in node["callees"].values())]
+    for identity in callees:
         if "function" in identity and "source" in identity:
             inputs["source"][identity["function"]] = identity.pop("source")
-    for node in inputs["call_tree"].values():
-        node.pop("source", None)
-    for name, digest in referenced_functions([function, *functions_in_tree(closure)]).items():
+    for name, digest in referenced_functions(functions).items():
         inputs["source"].setdefault(name, digest)
-    return inputs
 
 
 def _version(distribution: str) -> str:

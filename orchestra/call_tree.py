@@ -12,9 +12,9 @@ under its call path, so that a changed input anywhere changes the key and a
 miss names the node, e.g. ``call_tree['Tendencies.__call__/Diffusion.__call__']
 .callees['FrozenStencil(hyperdiffusion, ...)'].gt_id: changed``.
 
-A node's description: the source of the callee (normalised: comments and
-formatting do not count), the scalars it folds in, the identities of the
-callees it calls (stencils with gt4py's content id, origin and domain), and
+A node's description: the scalars it folds in, the identities of the callees
+it calls (stencils with gt4py's content id, origin and domain; functions with
+their source, normalised so that comments and formatting do not count), and
 its callbacks.
 """
 
@@ -124,9 +124,7 @@ def _walk(closure: Any, path: str, describe: Describe, nodes: dict[str, Any], de
             "callees": describe_callees(child),
             "callbacks": sorted(expression for expression, *_ in child.callbacks.values()),
         }
-        if "source" in identity:
-            node["source"] = identity["source"]
-        if node["scalars"] or node["callees"] or node["callbacks"] or child.nested_closures or "source" in node:
+        if any(node.values()) or child.nested_closures or "source" in identity:  # its source: under "source"
             nodes[child_path] = node
         _walk(child, child_path, describe, nodes, depth + 1)
 
