@@ -29,12 +29,26 @@ VARIANTS: dict[str, tuple[str, bool]] = {
     "orchestrated": ("dace:cpu", True),
     # orchestrated without the CPU passes of the optimize stage (before/after comparison)
     "orchestrated_nopasses": ("dace:cpu", True),
+    # orchestrated with every default CPU pass but fusion (fusion's before/after comparison)
+    "orchestrated_nofusion": ("dace:cpu", True),
     # orchestrated with debug checks injected (``--debug-checks``; a separate build)
     "orchestrated_debug": ("dace:cpu", True),
 }
 
 #: Variants that are 1-rank comparisons of orchestrated builds (not run on 6 ranks).
-ONE_RANK_VARIANTS = ("orchestrated_nopasses", "orchestrated_debug")
+ONE_RANK_VARIANTS = ("orchestrated_nopasses", "orchestrated_nofusion", "orchestrated_debug")
+
+
+def cpu_passes(variant: str) -> Optional[tuple[str, ...]]:
+    """The CPU passes a variant's build runs (None: orchestra's default list)."""
+    from orchestra.passes.cpu import DEFAULT_CPU_PASSES
+    from orchestra.passes.fusion import FUSION_PASSES
+
+    if variant == "orchestrated_nopasses":
+        return ()
+    if variant == "orchestrated_nofusion":
+        return tuple(name for name in DEFAULT_CPU_PASSES if name not in FUSION_PASSES)
+    return None
 
 #: Williamson case 2 (steady geostrophic flow): momentum, hyperdiffusion, all code paths.
 TEST_CASE = 2
@@ -70,8 +84,6 @@ def build_model(
     from driver.model import Model
 
     backend, orchestrated = VARIANTS[variant]
-    if variant == "orchestrated_nopasses":
-        _build_without_cpu_passes()
     layout = comm.partitioner.layout[0]
     config = config_from_dict(
         {
@@ -84,26 +96,12 @@ def build_model(
     mode = "BuildAndRun" if orchestrated else "Python"
     dace_config = DaceConfig(
         comm, backend=backend, orchestration=mode, cache_root=cache_root, exit_after_build=False,
-        debug_checks=debug_checks if variant == "orchestrated_debug" else "",
+        debug_checks=debug_checks if variant == "orchestrated_debug" else "", cpu_passes=cpu_passes(variant),
     )
     model = Model(config, comm, dace_config)
     if comm.size == 1:
         fill_halos_analytically(model)
     return model
-
-
-def _build_without_cpu_passes() -> None:
-    """Make this process's orchestrated builds skip the CPU passes (a separate cache key).
-
-    orchestra chooses ``OptimizeOptions`` itself; the benchmark worker, one
-    variant per process, swaps in a constructor with ``cpu_passes=()``.
-    """
-    import functools
-
-    from orchestra.pipeline import stages
-
-    if not isinstance(stages.OptimizeOptions, functools.partial):
-        stages.OptimizeOptions = functools.partial(stages.OptimizeOptions, cpu_passes=())
 
 
 def fill_halos_analytically(model: Any) -> None:

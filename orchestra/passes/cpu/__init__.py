@@ -6,13 +6,15 @@ simplification (GPU builds run none of them); the names enter the cache key.
 ============================  ===============================================  ==========================
 name                          what it does                                     module
 ============================  ===============================================  ==========================
+``merge_vertical_maps``       consecutive maps over the same ``k`` range       :mod:`orchestra.passes.fusion`
+                              become one (fusion; see that package)
 ``split_region_maps``         one map per piece between horizontal-region      :mod:`.regions`
                               boundaries; each piece without dead branches
 ``single_parallel_level``     no OpenMP region nested in another; a            :mod:`.openmp`
                               one-iteration parallel map hands its threads on
 ============================  ===============================================  ==========================
 
-Both change control flow and schedules only, never arithmetic: results stay
+All change control flow and schedules only, never arithmetic: results stay
 bitwise identical (``tests/benchmarks/test_cpu_passes.py``). Figures:
 ``docs/performance.md``.
 
@@ -31,7 +33,7 @@ log = logging.getLogger("orchestra")
 
 #: Every CPU pass, in the order the optimize stage runs them (region splitting
 #: copies inner maps, whose schedules the OpenMP pass then sets).
-CPU_PASS_ORDER = ("split_region_maps", "single_parallel_level")
+CPU_PASS_ORDER = ("merge_vertical_maps", "split_region_maps", "single_parallel_level")
 
 #: What a CPU build runs by default.
 DEFAULT_CPU_PASSES = CPU_PASS_ORDER
@@ -51,8 +53,13 @@ def check_cpu_passes(names: Iterable[str]) -> tuple[str, ...]:
 def _functions() -> dict[str, Callable[[Any], int]]:
     from orchestra.passes.cpu.openmp import single_parallel_level
     from orchestra.passes.cpu.regions import split_region_maps
+    from orchestra.passes.fusion import merge_vertical_maps
 
-    return {"split_region_maps": split_region_maps, "single_parallel_level": single_parallel_level}
+    return {
+        "merge_vertical_maps": merge_vertical_maps,
+        "split_region_maps": split_region_maps,
+        "single_parallel_level": single_parallel_level,
+    }
 
 
 def apply_cpu_passes(sdfg: Any, names: Iterable[str]) -> dict[str, int]:
