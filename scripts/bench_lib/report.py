@@ -87,7 +87,8 @@ outside the library (the call timed with a no-op library); self us: of which rea
 arrays through `self`. halo ms: wall time per step inside halo updates (on oversubscribed ranks this
 includes waiting for neighbours); upd ms: one isolated halo update of h. MB/step: minimum bytes per
 step if every stencil reads and writes each field once; GB/s and %triad: that traffic over the
-orchestrated time, against the compiled triad with as many threads as the job (all ranks together)."""
+orchestrated time, against the compiled triad with as many threads as the job (all ranks together).
+MB/stage and its %triad: the same for a schedule that fuses everything between two halo updates."""
 
 
 def table(lines: list[dict]) -> str:
@@ -103,11 +104,12 @@ def table(lines: list[dict]) -> str:
         + f" {'raw call':>8} | "
         + " ".join(f"{short[v] + '/o':>13}" for v in others)
         + f" | {'ovh us':>6} {'self us':>7} {'halo ms':>7} {'upd ms':>6} | {'MB/step':>7} {'GB/s':>5} {'%triad':>6}"
+        + f" | {'MB/stage':>8} {'%triad':>6}"
     )
     out = [header, "-" * len(header)]
     for line in lines:
         domain = f"{line['n']}x{line['n']}x{line['nz']}"
-        fraction = line.get("per_stencil_fraction")
+        fraction, stage_fraction = line.get("per_stencil_fraction"), line.get("per_stage_fraction")
         out.append(
             f"{line['ranks']:>5} {line['threads']:>3} {domain:>10} | "
             + " ".join(f"{_fmt(line.get(f'{v}_ms')):>11}" for v in variants)
@@ -116,7 +118,8 @@ def table(lines: list[dict]) -> str:
             + f" | {_fmt(line.get('overhead_us'), '.0f'):>6} {_fmt(line.get('closure_read_us'), '.0f'):>7}"
             f" {_fmt(line.get('halo_in_step_ms'), '.3f'):>7} {_fmt(line.get('halo_update_ms'), '.3f'):>6} | "
             f"{_fmt(line.get('per_stencil_mb'), '.1f'):>7} {_fmt(line.get('per_stencil_gbs'), '.1f'):>5} "
-            f"{_fmt(None if fraction is None else 100 * fraction, '.0f'):>6}"
+            f"{_fmt(None if fraction is None else 100 * fraction, '.0f'):>6} | "
+            f"{_fmt(line.get('per_stage_mb'), '.1f'):>8} {_fmt(None if stage_fraction is None else 100 * stage_fraction, '.0f'):>6}"
         )
     return "\n".join(out)
 
