@@ -317,6 +317,12 @@ def print_profiles(profiles: list[dict]) -> None:
             f"{1e6 * p['python_min_area_s']:.2f} us), other {1e3 * p['rest_s']:.2f}; "
             f"{stencils}"
         )
+        fusion = p.get("fusion", {})
+        for kernel in fusion.get("fused", []):
+            if len(kernel) > 1:
+                print(f"  fused kernel: {' + '.join(kernel)}")
+        for pair in fusion.get("not_fused", []):
+            print(f"  not fused: {pair['first'].split('__')[0]} -> {pair['second'].split('__')[0]}: {pair['why']}")
 
 
 if __name__ == "__main__":

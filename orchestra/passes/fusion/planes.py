@@ -154,7 +154,10 @@ def _to_map_frame(subset: Any, frames: Frames) -> Optional[Any]:
         subset = subsets.Range.from_indices(subset)
     subset = copy.deepcopy(subset)
     for mapping, base in frames:
-        symbolic.safe_replace({k: str(v) for k, v in mapping.items()}, subset.replace)
+        used = {str(symbol) for symbol in subset.free_symbols}
+        changed = {k: str(v) for k, v in mapping.items() if k in used and str(v) != k}
+        if changed:  # substituting only what changes: sympy's subs dominates the pass's time
+            symbolic.safe_replace(changed, subset.replace)
         base_begins = [begin for begin, _, _ in base.ranges] if isinstance(base, subsets.Range) else None
         if base_begins is None or len(base_begins) != len(subset.ranges):
             return None  # the nested array has other dimensions than the outer one

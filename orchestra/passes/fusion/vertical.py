@@ -41,22 +41,26 @@ log = logging.getLogger("orchestra")
 
 def merge_vertical_maps(sdfg: Any) -> int:
     """Merge consecutive single-parameter maps everywhere in ``sdfg`` (in place); returns merges done."""
+    from dace.sdfg import nodes
+
     merged = 0
     for state in list(sdfg.all_states()):
+        footprints: dict = {}  # per map entry, until its body changes
         while True:
-            pair = next(_mergeable_pairs(state), None)
+            pair = next(_mergeable_pairs(state, footprints), None)
             if pair is None:
                 break
             _merge(state, *pair)
+            footprints.pop(pair[0], None)
             merged += 1
     for state in sdfg.all_states():
         for node in state.nodes():
-            if hasattr(node, "sdfg") and node.sdfg is not None and hasattr(node, "symbol_mapping"):
+            if isinstance(node, nodes.NestedSDFG):
                 merged += merge_vertical_maps(node.sdfg)
     return merged
 
 
-def _mergeable_pairs(state: Any) -> Iterator[tuple[Any, Any]]:
+def _mergeable_pairs(state: Any, footprints: dict) -> Iterator[tuple[Any, Any]]:
     from dace.sdfg import nodes
 
     scopes = state.scope_dict()
@@ -70,12 +74,12 @@ def _mergeable_pairs(state: Any) -> Iterator[tuple[Any, Any]]:
                 if isinstance(entry, nodes.MapEntry) and entry not in seen:
                     seen.add(entry)
                     first_entry = state.entry_node(first_exit)
-                    if scopes[entry] is scopes[first_entry] and _why_not(state, first_entry, entry) is None:
+                    if scopes[entry] is scopes[first_entry] and _why_not(state, first_entry, entry, footprints) is None:
                         yield first_entry, entry
 
 
-def _why_not(state: Any, first_entry: Any, second_entry: Any) -> Optional[str]:
-    """None if the two maps may be merged, else the reason they may not."""
+def _why_not(state: Any, first_entry: Any, second_entry: Any, footprints: Optional[dict] = None) -> Optional[str]:
+    """None if the two maps may be merged, else the reason they may not (``footprints``: a cache)."""
     from dace import data
 
     first, second = first_entry.map, second_entry.map
@@ -85,8 +89,11 @@ def _why_not(state: Any, first_entry: Any, second_entry: Any) -> Optional[str]:
     intermediates = _intermediates(state, first_exit, second_entry)
     if intermediates is None:
         return "another node lies between the maps"
-    first_accesses = footprint(state, first_entry, first_exit)
-    second_accesses = footprint(state, second_entry, second_exit)
+    footprints = {} if footprints is None else footprints
+    for entry, exit_ in ((first_entry, first_exit), (second_entry, second_exit)):
+        if entry not in footprints:
+            footprints[entry] = footprint(state, entry, exit_)
+    first_accesses, second_accesses = footprints[first_entry], footprints[second_entry]
     if first_accesses is None or second_accesses is None:
         return "a memlet the plane condition cannot reason about"
     renamed = _renamed(second_accesses, second.params[0], first.params[0])
@@ -150,8 +157,9 @@ def _renamed(accesses: dict, old: str, new: str) -> dict:
     for name, items in accesses.items():
         renamed[name] = []
         for subset, is_write in items:
-            subset = copy.deepcopy(subset)
-            symbolic.safe_replace({old: new}, subset.replace)
+            if subset is not None and old in {str(symbol) for symbol in subset.free_symbols}:
+                subset = copy.deepcopy(subset)
+                symbolic.safe_replace({old: new}, subset.replace)
             renamed[name].append((subset, is_write))
     return renamed
 
@@ -240,3 +248,42 @@ def _order(state: Any, first_sinks: list, second_sources: list) -> None:
         for source in dict.fromkeys(second_sources):
             if source is not sink and not _reaches(state, sink, source):
                 state.add_nedge(sink, source, dace.Memlet())
+
+
+def describe_fusion(sdfg: Any) -> dict[str, list]:
+    """What fused and what did not, in an optimized SDFG (for profiles and logs).
+
+    ``fused``: per vertical map, the stencils whose maps it runs, in order
+    (gt4py labels a stencil's maps ``<stencil>__...``); ``not_fused``: per pair of vertical maps joined by an access node
+    that stayed apart, their labels and the reason.
+    """
+    from dace.sdfg import nodes
+    from dace.sdfg.utils import dfs_topological_sort
+
+    fused, not_fused = [], []
+    for state in sdfg.all_states():
+        children = state.scope_children()
+        for entry in children[None]:
+            if isinstance(entry, nodes.MapEntry) and len(entry.map.params) == 1:
+                body = set(children[entry])
+                inner = [n.map.label for n in dfs_topological_sort(state) if n in body and isinstance(n, nodes.MapEntry)]
+                names = [label.split("__")[0] for label in inner or [entry.map.label]]
+                fused.append([name for i, name in enumerate(names) if i == 0 or names[i - 1] != name])
+        for first_exit in state.nodes():
+            if not isinstance(first_exit, nodes.MapExit) or state.scope_dict()[first_exit] is not None:
+                continue
+            first_entry = state.entry_node(first_exit)
+            followers = {
+                out.dst
+                for edge in state.out_edges(first_exit)
+                if isinstance(edge.dst, nodes.AccessNode)
+                for out in state.out_edges(edge.dst)
+                if isinstance(out.dst, nodes.MapEntry)
+            }
+            for second_entry in followers:
+                reason = _why_not(state, first_entry, second_entry) if len(first_entry.map.params) == 1 else None
+                not_fused.append(
+                    {"first": first_entry.map.label, "second": second_entry.map.label,
+                     "why": reason or "not a single-parameter map"}
+                )
+    return {"fused": fused, "not_fused": not_fused}
