@@ -25,7 +25,9 @@ audit closes that door at build time, before anything is published:
 
   and of the parsed SDFG: each array it takes is a keyed argument or a keyed
   closure array with the same description. A miss is a
-  :class:`~orchestra.errors.BuildError` naming the unkeyed input.
+  :class:`~orchestra.errors.BuildError` naming the unkeyed input. So is a
+  parse in which the orchestrated function itself was not seen: a DaCe that
+  stopped calling the wrapped function would otherwise pass every audit.
 
 A function may be parsed several times (once per call site, and DaCe parses
 nested closures twice: resolving, then parsing); each parse must match one
@@ -125,6 +127,12 @@ def audit_parse(
     ``closure``: the program's closure as the parse resolved it (its
     ``resolver``); ``function``: the orchestrated function's module.Qualname.
     """
+    if not any(record.function == function for record in records):
+        raise BuildError(
+            f"{label}: the parse audit saw DaCe preprocess no function {function}, so it cannot check the "
+            "cache key: this DaCe no longer parses through dace.frontend.python.preprocessing."
+            "preprocess_dace_program; adapt orchestra/pipeline/audit.py to it"
+        )
     nodes = _keyed_nodes(inputs, function)
     real_callbacks = _callback_symbols(sdfg)
     for record in records:

@@ -70,6 +70,13 @@ def test_unmodified_keys_pass_the_audit(three_levels, diffusion):
     diffusion.audit(diffusion.inputs)
 
 
+def test_an_audit_that_saw_no_parse_fails_instead_of_passing(three_levels):
+    """If a DaCe upgrade bypassed the recorder, the audit would see nothing: that must not pass."""
+    with pytest.raises(BuildError, match=r"saw DaCe preprocess no function .*Outer\.__call__"):
+        audit_parse([], three_levels.sdfg, three_levels.closure, three_levels.inputs,
+                    function_name(three_levels.program.function), three_levels.program.label)
+
+
 def _drop_node(inputs: dict) -> None:
     del inputs["call_tree"][INNER]
 
