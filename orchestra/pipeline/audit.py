@@ -163,11 +163,17 @@ def _keyed_nodes(inputs: dict[str, Any], function: str) -> dict[str, list[_Keyed
             set(callbacks),
         ))
 
-    add(function, "top level", {**inputs["scalars"], **inputs["compiletime_args"]}, inputs["nested"],
-        inputs["callbacks"])
+    # DaCe folds in an argument passed as None; its keyed type (NoneType) says its value
+    none_arguments = {name: None for name, described in inputs["arguments"].items() if described == _NONE}
+    top_scalars = {**inputs["scalars"], **inputs["compiletime_args"], **none_arguments}
+    add(function, "top level", top_scalars, inputs["nested"], inputs["callbacks"])
     for path, node in inputs["call_tree"].items():
         add(node["function"], f"call_tree[{path!r}]", node["scalars"], node["callees"], node["callbacks"])
     return nodes
+
+
+#: How :mod:`orchestra.build_inputs` describes an argument passed as None.
+_NONE = {"scalar": "NoneType"}
 
 
 def _unkeyed(
