@@ -23,6 +23,7 @@ import numpy as np
 from orchestra.call_tree import (
     describe_call_tree,
     describe_callees,
+    function_name,
     functions_in_tree,
     referenced_functions,
     source_digest,
@@ -88,10 +89,10 @@ def collect_build_inputs(
     nested = describe_callees(closure)
     inputs: dict[str, Any] = {
         "program": program.name,
-        "source": {f"{function.__module__}.{function.__qualname__}": source_digest(function)},
+        "source": {function_name(function): source_digest(function)},
         "arguments": arguments,
         "compiletime_args": compiletime,
-        "closure_arrays": _describe_closure_arrays(closure),
+        "closure_arrays": describe_closure_arrays(closure),
         "scalars": {name: describe_value(value) for name, value in sorted(closure.closure_constants.items())},
         "callbacks": sorted(expression for expression, *_ in closure.callbacks.values()),
         "nested": nested,
@@ -122,7 +123,8 @@ def _describe_arguments(program: Any, args: tuple, kwargs: dict) -> tuple[dict, 
     return arguments, compiletime
 
 
-def _describe_closure_arrays(closure: Any) -> dict[str, Any]:
+def describe_closure_arrays(closure: Any) -> dict[str, Any]:
+    """The arrays a closure reads (through ``self``, at any depth), by expression."""
     arrays = {}
     for _name, (expression, _desc, getter, _) in sorted(closure.closure_arrays.items()):
         value = getter()

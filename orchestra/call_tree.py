@@ -12,8 +12,9 @@ under its call path, so that a changed input anywhere changes the key and a
 miss names the node, e.g. ``call_tree['Tendencies.__call__/Diffusion.__call__']
 .callees['FrozenStencil(hyperdiffusion, ...)'].gt_id: changed``.
 
-A node's description: the scalars it folds in, the identities of the callees
-it calls (stencils with gt4py's content id, origin and domain; functions with
+A node's description: its function (``module.Qualname``; the source is
+keyed once, under ``source``), the scalars it folds in, the identities of the
+callees it calls (stencils with gt4py's content id, origin and domain; functions with
 their source, normalised so that comments and formatting do not count), and
 its callbacks.
 """
@@ -56,6 +57,11 @@ def source_digest(function: Any) -> str:
     return _sha(text)
 
 
+def function_name(function: Any) -> str:
+    """``module.Qualname`` of a function: how the key names it (under ``source``, in identities)."""
+    return f"{function.__module__}.{function.__qualname__}"
+
+
 def callee_identity(obj: Any) -> dict[str, Any]:
     """Identity of an SDFG-convertible called from the program (stencil or component)."""
     if hasattr(obj, "build_identity"):
@@ -65,7 +71,7 @@ def callee_identity(obj: Any) -> dict[str, Any]:
         return {"stencil": type(obj).__name__, "gt_id": str(gt_id), "backend": getattr(obj, "backend", "")}
     function = getattr(obj, "f", None)
     if function is not None:  # a DaceProgram (also one DaCe made for an implicitly parsed function)
-        return {"function": f"{function.__module__}.{function.__qualname__}", "source": source_digest(function)}
+        return {"function": function_name(function), "source": source_digest(function)}
     return {"object": f"{type(obj).__module__}.{type(obj).__qualname__}"}
 
 
@@ -120,13 +126,18 @@ def _walk(closure: Any, path: str, describe: Describe, nodes: dict[str, Any], de
             segment = f"{segment}#{taken[segment]}"
         child_path = f"{path}/{segment}" if path else segment
         node = {
+            "function": identity.get("function") or identity.get("stencil") or call_name(call),
             "scalars": {name: describe(value) for name, value in sorted(child.closure_constants.items())},
             "callees": describe_callees(child),
             "callbacks": sorted(expression for expression, *_ in child.callbacks.values()),
         }
-        if any(node.values()) or child.nested_closures or "source" in identity:  # its source: under "source"
+        if any(node[part] for part in _CONTENTS) or child.nested_closures or "source" in identity:
             nodes[child_path] = node
         _walk(child, child_path, describe, nodes, depth + 1)
+
+
+#: What a node holds besides its function's name (its source is keyed under ``source``).
+_CONTENTS = ("scalars", "callees", "callbacks")
 
 
 def _segment(call: str, identity: dict[str, Any]) -> str:
@@ -162,7 +173,7 @@ def referenced_functions(functions: list[Callable]) -> dict[str, str]:
         for name in _global_names(function.__code__):
             value = function.__globals__.get(name)
             if isinstance(value, types.FunctionType) and _is_model_code(value):
-                found[f"{value.__module__}.{value.__qualname__}"] = source_digest(value)
+                found[function_name(value)] = source_digest(value)
                 pending.append(value)
     return {name: found[name] for name in sorted(found)}
 

@@ -157,10 +157,10 @@ class OrchestratedProgram:
         return self.dace_program().closure_resolver(constant_args, given_args, parent_closure)
 
     def build_identity(self) -> dict[str, Any]:
-        from orchestra.call_tree import source_digest
+        from orchestra.call_tree import function_name, source_digest
 
         return {
-            "function": f"{self.function.__module__}.{self.function.__qualname__}",
+            "function": function_name(self.function),
             "source": source_digest(self.function),
         }
 

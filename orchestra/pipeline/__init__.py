@@ -12,7 +12,8 @@ The first call of an orchestrated method (``OrchestratedProgram._obtain`` in
    keys, and the chosen builder of each key looks it up in the store and, on a
    miss, builds it under the key's lock (:func:`~.obtain.cached_build`), with
    :func:`~.build.build_and_publish` (:mod:`.build`) running the stages below
-   in a staging folder and publishing it atomically;
+   in a staging folder and publishing it atomically; after parsing,
+   :mod:`.audit` checks that the parse used nothing the key does not hold;
 4. **load** -- :func:`~.obtain.load_entry` (:mod:`.obtain`): each rank loads the
    build of its own key, checksums verified; calls then go through
    :class:`orchestra.fast_call.FastCaller`.

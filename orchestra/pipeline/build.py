@@ -2,6 +2,8 @@
 
 [KeyedRequest] -> [BuiltEntry]: the four stages of :mod:`.stages` run in a
 staging folder of the store, whose manifest records the request's inputs;
+right after parsing, :mod:`.audit` checks that the parse used nothing the key
+does not hold (a BuildError otherwise, before anything is published);
 publishing is atomic (:meth:`orchestra.cache.store.BuildStore.publish`).
 Called only by the rank chosen to build the key, under the key's lock.
 """
@@ -21,7 +23,9 @@ from orchestra.cache.entry import BuildEntry
 from orchestra.cache.fingerprint import canonical
 from orchestra.cache.manifest import Manifest
 from orchestra.cache.store import BuildStore
+from orchestra.call_tree import function_name
 from orchestra.passes.memory import format_memory_report
+from orchestra.pipeline.audit import ParseRecorder, audit_parse
 from orchestra.pipeline.request import KeyedRequest
 from orchestra.pipeline.stages import compile_program, optimize, parse
 
@@ -45,7 +49,10 @@ def build_and_publish(keyed: KeyedRequest, store: BuildStore, rank: int = 0) -> 
     log.info("[rank %d] %s: building (key %s)", rank, request.label, key[:12])
     with warnings.catch_warnings(record=True) as caught:  # DaCe and gt4py warn a lot: to a file
         warnings.simplefilter("default")
-        parsed = parse(request.program, request.args, request.kwargs, save_to)
+        with ParseRecorder() as recorder:  # defence in depth: the parse may use nothing unkeyed
+            parsed = parse(request.program, request.args, request.kwargs, save_to)
+        audit_parse(recorder.records, parsed.sdfg, request.program.resolver, keyed.inputs,
+                    function_name(request.function), request.label)
         log.info("[rank %d] %s: parsed in %.1f s", rank, request.label, parsed.seconds)
         optimized = optimize(parsed, request.options, save_to)
         log.info("[rank %d] %s: optimized in %.1f s", rank, request.label, optimized.seconds)

@@ -1,4 +1,4 @@
-"""The examples in the cache modules' docstrings run."""
+"""The examples in the docstrings of the cache modules and of the key's parse audit run."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
         "orchestra.cache.manifest",
         "orchestra.cache.versions",
         "orchestra.cache.layout",
+        "orchestra.pipeline.audit",
     ],
 )
 def test_docstring_examples(module):

@@ -12,57 +12,16 @@ then built for real: ``Run`` refuses it naming the changed input, and
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import sys
 import tokenize
-from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
 import pytest
 
 from orchestra import DaceConfig, FrozenStencil, MissingBuildError
-from orchestra.build_inputs import collect_build_inputs
-from orchestra.cache.fingerprint import fingerprint
-from orchestra.toolchain import dace_settings
-
-BACKEND = "dace:cpu"
-MODEL_FILE = Path(__file__).with_name("call_tree_model.py")
-MODULE = "call_tree_model_variant"
-
-
-def load_model_module(text: str, folder: Path) -> Any:
-    """Import ``text`` as the module ``call_tree_model_variant`` (one name for every variant)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{MODULE}.py"
-    path.write_text(text)
-    sys.modules.pop(MODULE, None)
-    spec = importlib.util.spec_from_file_location(MODULE, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[MODULE] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def config(mode: str = "BuildAndRun", cache: Path = Path("/nonexistent")) -> DaceConfig:
-    return DaceConfig(None, backend=BACKEND, orchestration=mode, cache_root=cache)
-
-
-def state(module: Any) -> Any:
-    from gt4py import storage
-
-    q = storage.zeros(module.SHAPE, np.float64, backend=BACKEND)
-    q[...] = np.arange(np.prod(module.SHAPE), dtype=np.float64).reshape(module.SHAPE) / 10.0
-    return q
-
-
-def key_of(model: Any, q: Any) -> tuple[str, dict]:
-    program = model.__orchestra_programs__["__call__"]
-    dace_program = program.dace_program((q,))
-    with dace_settings():
-        inputs = collect_build_inputs(dace_program, program.function, (q,), {}, backend=BACKEND, pipeline={})
-    return fingerprint(inputs), inputs
+from tests.cache.model_variants import BACKEND, MODEL_FILE, MODULE, config, key_of, load_model_module, state
 
 
 # ------------------------------------------------------------ attribute mutations
@@ -154,8 +113,10 @@ def test_every_literal_of_the_model_source_enters_the_key_and_comments_do_not(tm
 
 
 # ------------------------------------------------- a nested edit, built for real
-def test_nested_stencil_edit_is_refused_in_run_and_rebuilt_in_build_and_run(tmp_path):
+def test_nested_stencil_edit_is_refused_in_run_and_rebuilt_in_build_and_run(tmp_path, capsys):
     """The reported bug: an edited stencil one level down silently reloaded the old build."""
+    from orchestra.cli import main as orchestra_command
+
     cache = tmp_path / "cache"
     text = MODEL_FILE.read_text()
     base = load_model_module(text, tmp_path / "base")
@@ -166,6 +127,13 @@ def test_nested_stencil_edit_is_refused_in_run_and_rebuilt_in_build_and_run(tmp_
     edited = load_model_module(edited_text, tmp_path / "edited")
     with pytest.raises(MissingBuildError, match=r"call_tree.*Inner\.__call__.*gt_id"):
         edited.Outer(config("Run", cache))(state(edited))
+    # `orchestra cache explain` names the nested difference by its call path, too
+    capsys.readouterr()
+    assert orchestra_command(["cache", "explain", "--root", str(cache), "Outer.__call__"]) == 0
+    explained = capsys.readouterr().out
+    assert "miss" in explained, explained
+    changed = [line for line in explained.splitlines() if "gt_id" in line]
+    assert any("call_tree['Middle.__call__/Inner.__call__'].callees" in line for line in changed), explained
 
     orchestrated = edited.Outer(config("BuildAndRun", cache))
     q = state(edited)
