@@ -11,7 +11,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import IO, Optional, Sequence
+from typing import IO, TYPE_CHECKING, Any, Optional, Sequence
+
+if TYPE_CHECKING:
+    from driver.config import RunConfig
 
 
 class _OneRankParser(argparse.ArgumentParser):
@@ -40,26 +43,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     arguments = parse_arguments(argv)
     from mpi4py import MPI
 
-    from driver.inputs import InputError, read_inputs
+    from driver.inputs import InputError, prepare_output_directory, read_inputs
 
     world = MPI.COMM_WORLD
     try:
         inputs = read_inputs(world, arguments.config, arguments.namelist, arguments.set, arguments.restart)
+        communicator, dace_config = _orchestration(arguments.config, inputs.config)
+        config = prepare_output_directory(world, inputs.config)
     except InputError as error:
         if world.Get_rank() == 0:
             print(error, file=sys.stderr, flush=True)
-        return 2
-    config = inputs.config
-
-    from orchestra import ConfigurationError, DaceConfig
-    from orchestra.comm import Communicator, CubedSpherePartitioner, TilePartitioner
-
-    communicator = Communicator.world(CubedSpherePartitioner(TilePartitioner((config.layout, config.layout))))
-    try:
-        dace_config = DaceConfig(communicator, backend=config.backend)
-    except ConfigurationError as error:
-        if world.Get_rank() == 0:
-            print(f"configuration error: {arguments.config}: {error}", file=sys.stderr, flush=True)
         return 2
     with communicator.abort_on_exception():
         from driver.model import Model
@@ -71,6 +64,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         del inputs  # the restart's fields of the whole cube are in the state now
         simulation.run()
     return 0
+
+
+def _orchestration(path: str, config: "RunConfig") -> tuple[Any, Any]:
+    """The job's communicator and DaceConfig; a bad orchestra setting (``FV3_DACEMODE``, ...) is an InputError."""
+    from orchestra import ConfigurationError, DaceConfig
+    from orchestra.comm import Communicator, CubedSpherePartitioner, TilePartitioner
+
+    from driver.inputs import InputError
+
+    communicator = Communicator.world(CubedSpherePartitioner(TilePartitioner((config.layout, config.layout))))
+    try:
+        return communicator, DaceConfig(communicator, backend=config.backend)
+    except ConfigurationError as error:  # read from the environment: the same on every rank
+        raise InputError(f"configuration error: {path}: {error}") from error
 
 
 if __name__ == "__main__":

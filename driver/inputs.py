@@ -7,9 +7,12 @@ driver`` prints once, from rank 0, before exiting with status 2 on every rank.
 A file only some ranks can read is reported with the rank that could not.
 No rank is left waiting in a collective and no traceback is printed.
 
-Rank 0 alone picks the output folder (never one holding an earlier run:
-:func:`driver.output.fresh_directory`) and checks that it can write there,
-so a bad ``output.directory`` is reported now, not after the first steps.
+:func:`prepare_output_directory` (called once every other input is known to
+be good, so a failed start leaves no empty folder): rank 0 alone picks the
+output folder (never one holding an earlier run:
+:func:`driver.output.fresh_directory`), creates it and checks that it can
+write there, so a bad ``output.directory`` is reported now, not after the
+first steps.
 
 Each message starts with what it is about: ``configuration error:``,
 ``restart error:`` or ``output error:``.
@@ -33,7 +36,7 @@ class InputError(Exception):
 
 @dataclasses.dataclass(frozen=True)
 class RunInputs:
-    """What a run starts from: its configuration (output folder chosen) and, if given, a checked restart."""
+    """What a run starts from: its configuration and, if given, a checked restart."""
 
     config: RunConfig
     restart: Optional[Restart]
@@ -63,7 +66,7 @@ def read_inputs(
     except RestartError as error:
         outcome = f"restart error: {error}"
     agree_on_error(world, outcome if isinstance(outcome, str) else None)
-    return dataclasses.replace(outcome, config=_with_output_directory(world, outcome.config))
+    return outcome
 
 
 def agree_on_error(world: Any, message: Optional[str]) -> None:
@@ -80,8 +83,8 @@ def agree_on_error(world: Any, message: Optional[str]) -> None:
     raise InputError(text)
 
 
-def _with_output_directory(world: Any, config: RunConfig) -> RunConfig:
-    """``config`` with the output folder rank 0 chose and checked (collective)."""
+def prepare_output_directory(world: Any, config: RunConfig) -> RunConfig:
+    """``config`` with the output folder rank 0 chose, created and checked (collective; InputError on all)."""
     verdict = world.bcast(_choose_output_directory(config) if world.Get_rank() == 0 else None, root=0)
     if isinstance(verdict, str):
         raise InputError(verdict)

@@ -275,8 +275,14 @@ def _driver(tmp_path: Path, *extra: str):
     return run_mpi(6, "-m", "driver", str(config), *extra, timeout=240, check=False)
 
 
-def _bad_input(tmp_path: Path, kind: str) -> tuple[list[str], str]:
-    """The driver's extra arguments for ``kind`` and the message expected once."""
+def _bad_input(tmp_path: Path, kind: str, monkeypatch) -> tuple[list[str], str]:
+    """The driver's extra arguments (and environment) for ``kind``, and the message expected once."""
+    if kind == "env-log-level":
+        monkeypatch.setenv("FV3_DACEMODE", "BuildAndRun")
+        monkeypatch.setenv("ORCHESTRA_LOG_LEVEL", "loud")
+        return ["--set", "backend=dace:cpu"], "configuration error: " + str(tmp_path / "run.yaml") + (
+            ": ORCHESTRA_LOG_LEVEL='loud' is not a log level"
+        )
     if kind == "restart-garbage":
         bad = tmp_path / "restart_step000004.npz"
         bad.write_bytes(b"garbage" * 100)
@@ -307,11 +313,11 @@ def _bad_input(tmp_path: Path, kind: str) -> tuple[list[str], str]:
     "kind",
     [
         "restart-garbage", "restart-other-config", "restart-missing", "namelist-plain-text",
-        "namelist-days-text", "output-is-a-file", "missing-argument-value",
+        "namelist-days-text", "output-is-a-file", "missing-argument-value", "env-log-level",
     ],
 )
-def test_bad_input_under_mpirun_is_one_line_from_one_rank(tmp_path, kind):
-    extra, expected = _bad_input(tmp_path, kind)
+def test_bad_input_under_mpirun_is_one_line_from_one_rank(tmp_path, kind, monkeypatch):
+    extra, expected = _bad_input(tmp_path, kind, monkeypatch)
     process = _driver(tmp_path, *extra)
     output = process.stdout
     assert process.returncode == 2, output[-3000:]
