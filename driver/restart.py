@@ -86,8 +86,7 @@ def _read_archive(path: Path) -> tuple[Any, dict[str, np.ndarray]]:
         raise RestartError(f"{path}: not a file; give a restart_step<N>.npz file written by the driver")
     try:
         with open(path, "rb") as stream:
-            if stream.read(1) == _PICKLE_START:  # np.load would call any non-numpy file a pickle
-                raise _pickled(path)
+            _check_kind(path, stream.read(len(_NPY_START)))
         data = np.load(path, allow_pickle=False)
         if not isinstance(data, np.lib.npyio.NpzFile):
             raise RestartError(f"{path}: a single array (.npy), not a restart archive (restart_step<N>.npz)")
@@ -114,8 +113,21 @@ def _read_archive(path: Path) -> tuple[Any, dict[str, np.ndarray]]:
         raise RestartError(f"{path}: its metadata is damaged (not JSON: {error})") from error
 
 
-#: The first byte of a pickle (protocol 2 and later).
-_PICKLE_START = b"\x80"
+#: How files start: a zip archive (``.npz``), a ``.npy`` array, a pickle (protocol 2 and later).
+_ZIP_START, _NPY_START, _PICKLE_START = b"PK", b"\x93NUMPY", b"\x80"
+
+
+def _check_kind(path: Path, head: bytes) -> None:
+    """Refuse a file that is no numpy file from its first bytes (``np.load`` would call it a pickle)."""
+    if not head:
+        raise RestartError(f"{path}: the file is empty (a restart written by the driver is never empty)")
+    if head.startswith(_PICKLE_START):
+        raise _pickled(path)
+    if not head.startswith((_ZIP_START, _NPY_START)):
+        raise RestartError(
+            f"{path}: not a restart file: it is no .npz archive (it starts with {head!r}); "
+            "give a restart_step<N>.npz file written by the driver"
+        )
 
 
 def _pickled(path: Path) -> RestartError:
