@@ -17,7 +17,8 @@ what was found. Example (``configs/c24_case2.yaml``)::
 An FV3 namelist (``--namelist input.nml``) overrides the fields it shares:
 ``fv_core_nml``: ``npx`` (resolution + 1), ``npy``, ``npz`` (nz), ``layout``,
 ``n_split`` (n_substeps); ``coupler_nml``: ``dt_atmos`` (dt), ``days``,
-``hours``; ``test_case_nml``: ``test_case``, ``alpha`` (radians).
+``hours``; ``test_case_nml``: ``test_case``, ``alpha`` (radians); reading it
+and its defects are :mod:`driver.namelist`'s.
 """
 
 from __future__ import annotations
@@ -123,7 +124,8 @@ class RunConfig:
 _REQUIRED = ("resolution", "layout", "dt", "days", "test_case", "backend")
 
 
-def _describe(value: Any) -> str:
+def describe(value: Any) -> str:
+    """``value`` and its type, for messages: ``'abc' (str)``."""
     return f"{value!r} ({type(value).__name__})"
 
 
@@ -134,7 +136,7 @@ class _Checker:
         self.source = source
 
     def fail(self, field: str, expected: str, value: Any) -> ConfigError:
-        return ConfigError(f"{self.source}: field '{field}': expected {expected}, got {_describe(value)}")
+        return ConfigError(f"{self.source}: field '{field}': expected {expected}, got {describe(value)}")
 
     def positive_int(self, field: str, value: Any, minimum: int = 1) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
@@ -202,7 +204,7 @@ def config_from_dict(data: Any, source: str = "config", name: str = "run") -> Ru
     """Validate plain data (e.g. parsed YAML) into a :class:`RunConfig`."""
     check = _Checker(source)
     if not isinstance(data, Mapping):
-        raise ConfigError(f"{source}: expected a mapping of fields, got {_describe(data)}")
+        raise ConfigError(f"{source}: expected a mapping of fields, got {describe(data)}")
     known = tuple(f.name for f in dataclasses.fields(RunConfig))
     check.known_keys("", data, known)
     for field in _REQUIRED:
@@ -274,6 +276,16 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
     return overrides
 
 
+def read_text(path: Path, what: str) -> str:
+    """The text of ``path``; a missing, unreadable or binary file is one ConfigError ("cannot read the <what>")."""
+    try:
+        return path.read_text()
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read the {what}: {error.strerror or error}") from error
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: cannot read the {what}: not a text file ({error.reason})") from error
+
+
 def load_config(
     path: Union[str, Path], namelist: Optional[Union[str, Path]] = None, overrides: Optional[Mapping[str, Any]] = None
 ) -> RunConfig:
@@ -281,10 +293,7 @@ def load_config(
     import yaml
 
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read the configuration: {error.strerror}") from error
+    text = read_text(path, "configuration")
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as error:
@@ -294,10 +303,12 @@ def load_config(
     source = str(path)
     if namelist is not None or overrides:
         if not isinstance(data, Mapping):
-            raise ConfigError(f"{path}: expected a mapping of fields, got {_describe(data)}")
+            raise ConfigError(f"{path}: expected a mapping of fields, got {describe(data)}")
         data = dict(data)
     if namelist is not None:
-        data.update(namelist_fields(namelist))
+        from driver.namelist import namelist_fields  # it raises this module's ConfigError
+
+        data.update(namelist_fields(Path(namelist)))
         source = f"{source} + {namelist}"
     if overrides:
         output = overrides.get("output")
@@ -306,43 +317,3 @@ def load_config(
         data.update(overrides)
         source = f"{source} + --set"
     return config_from_dict(data, source=source, name=path.stem)
-
-
-def namelist_fields(path: Union[str, Path]) -> dict[str, Any]:
-    """The configuration fields an FV3 namelist sets (see the module docstring)."""
-    import f90nml
-
-    path = Path(path)
-    try:
-        nml = f90nml.read(str(path))
-    except (OSError, ValueError, StopIteration) as error:
-        raise ConfigError(f"{path}: cannot read the namelist: {error}") from error
-    fields: dict[str, Any] = {}
-    core = nml.get("fv_core_nml", {})
-    if "npx" in core:
-        npx = core["npx"]
-        if core.get("npy", npx) != npx:
-            raise ConfigError(f"{path}: fv_core_nml npx={npx} and npy={core['npy']} differ; cube tiles are square")
-        if isinstance(npx, bool) or not isinstance(npx, int):
-            raise ConfigError(f"{path}: fv_core_nml npx: expected an integer, got {_describe(npx)}")
-        fields["resolution"] = npx - 1
-    if "npz" in core:
-        fields["nz"] = core["npz"]
-    if "layout" in core:
-        layout = core["layout"]
-        if not isinstance(layout, list) or len(layout) != 2 or layout[0] != layout[1]:
-            raise ConfigError(f"{path}: fv_core_nml layout: expected two equal integers (e.g. 2, 2), got {layout!r}")
-        fields["layout"] = layout[0]
-    if "n_split" in core:
-        fields["n_substeps"] = core["n_split"]
-    coupler = nml.get("coupler_nml", {})
-    if "dt_atmos" in coupler:
-        fields["dt"] = coupler["dt_atmos"]
-    if "days" in coupler or "hours" in coupler:
-        fields["days"] = coupler.get("days", 0) + coupler.get("hours", 0) / 24.0
-    case = nml.get("test_case_nml", {})
-    if "test_case" in case:
-        fields["test_case"] = case["test_case"]
-    if "alpha" in case:
-        fields["alpha_degrees"] = math.degrees(case["alpha"])
-    return fields

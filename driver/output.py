@@ -6,9 +6,9 @@ are written to a temporary name in the output folder and renamed into place
 while writing leaves the previous files intact.
 
 Restart files (``restart_step<N>.npz``) hold the prognostic fields of the
-compute domains, the step and the configuration fields they depend on. Every
-rank reads its own subdomain from the file, so a restart may use another
-layout (results then differ by round-off only where layout-dependent
+whole cube, the step and the configuration fields they depend on; their
+format and reading them are :mod:`driver.restart`'s. A restart may use
+another layout (results then differ by round-off only where layout-dependent
 quantities enter, see :class:`~driver.components.Hyperdiffusion`).
 """
 
@@ -18,7 +18,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -28,15 +28,8 @@ from driver.config import RunConfig
 from driver.geometry import lon_lat
 from driver.grid import GridGeometry
 from driver.plot import plot_cells
-from driver.state import PROGNOSTIC_NAMES, ModelState
-
-#: Configuration fields a restart must agree on.
-RESTART_FIELDS = ("resolution", "nz", "test_case", "alpha_degrees", "dt")
-
-
-class RestartError(ValueError):
-    """A restart file that cannot continue this run."""
-
+from driver.restart import save_restart
+from driver.state import ModelState
 
 def gather_global(communicator: Communicator, local: np.ndarray, geometry: GridGeometry) -> Optional[np.ndarray]:
     """``local`` (this rank's compute domain, ``[i, j, ...]``) of all ranks as ``[tile, i, j, ...]`` on rank 0.
@@ -149,18 +142,8 @@ class OutputWriter:
         fields = self._gather_state(state)
         if not self.is_root:
             return None
-        metadata = {
-            "step": step,
-            "config": {name: getattr(self.config, name) for name in RESTART_FIELDS},
-            "initial_invariants": initial,
-        }
         path = self.directory / f"restart_step{step:06d}.npz"
-
-        def write(temporary: Path) -> None:
-            with open(temporary, "wb") as handle:
-                np.savez(handle, metadata=json.dumps(metadata), **{name: fields[name] for name in PROGNOSTIC_NAMES})
-
-        atomic_write(path, write)
+        atomic_write(path, lambda temporary: save_restart(temporary, step, self.config, initial, fields))
         return path
 
     def plot(self, state: ModelState, step: int, title: str, exact: Optional[np.ndarray] = None) -> list[Path]:
@@ -191,27 +174,3 @@ class OutputWriter:
             paths.append(error_path)
         return paths
 
-
-def read_restart(
-    path: Union[str, Path], config: RunConfig, state: ModelState, geometry: GridGeometry
-) -> tuple[int, Any]:
-    """Fill ``state``'s compute domain from a restart file; return its step and initial invariants."""
-    path = Path(path)
-    try:
-        with np.load(path) as data:
-            metadata = json.loads(str(data["metadata"]))
-            fields = {name: data[name] for name in PROGNOSTIC_NAMES}
-    except (OSError, KeyError, ValueError) as error:
-        raise RestartError(f"{path}: not a readable restart file ({error})") from error
-    for name, value in metadata["config"].items():
-        if getattr(config, name) != value:
-            raise RestartError(
-                f"{path}: written with {name}={value!r}, but this run has {name}={getattr(config, name)!r}"
-            )
-    s = geometry.subdomain
-    for name in PROGNOSTIC_NAMES:
-        piece = fields[name][s.tile, s.i_start : s.i_start + s.nx, s.j_start : s.j_start + s.ny]
-        if piece.shape[2] != state.h.shape[2]:
-            raise RestartError(f"{path}: field {name} has {piece.shape[2]} layers, the run has {state.h.shape[2]}")
-        getattr(state, name)[s.compute] = piece
-    return int(metadata["step"]), metadata.get("initial_invariants")

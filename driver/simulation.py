@@ -7,14 +7,15 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional, TextIO, Union
+from typing import Any, Optional, TextIO
 
 import numpy as np
 
 from driver.diagnostics import ErrorNorms, Invariants, relative_change
 from driver.model import Model
-from driver.output import OutputWriter, read_restart
+from driver.output import OutputWriter
 from driver.progress import ProgressBar, format_duration, format_sim_time
+from driver.restart import Restart
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,12 +77,13 @@ def _orchestration_seconds(obj: Any) -> tuple[Optional[float], Optional[float]]:
 class Simulation:
     """Runs a :class:`~driver.model.Model` for ``config.n_steps`` steps, with output.
 
-    ``restart`` (a restart file) continues an earlier run from its step;
-    ``setup_seconds`` (building the model) is reported in the summary.
+    ``restart`` (a checked restart file, :func:`driver.restart.load_restart`)
+    continues an earlier run from its step; ``setup_seconds`` (building the
+    model) is reported in the summary.
     """
 
     def __init__(
-        self, model: Model, restart: Optional[Union[str, Path]] = None, stream: Optional[TextIO] = None,
+        self, model: Model, restart: Optional[Restart] = None, stream: Optional[TextIO] = None,
         setup_seconds: Optional[float] = None,
     ) -> None:
         self.model = model
@@ -95,7 +97,8 @@ class Simulation:
         if restart is None:
             self.initial = model.diagnostics.invariants(model.state)
         else:
-            self.step, initial = read_restart(restart, self.config, model.state, model.geometry)
+            restart.fill(model.state, model.geometry)
+            self.step, initial = restart.step, restart.initial_invariants
             self.initial = Invariants(**initial) if initial else model.diagnostics.invariants(model.state)
         model.update_halos()
         self.files: list[str] = []

@@ -24,6 +24,10 @@ from orchestra.errors import ConfigurationError
 MODE_VARIABLE = "FV3_DACEMODE"
 VERBOSE_VARIABLE = "ORCHESTRA_VERBOSE"
 BUILD_TIMEOUT_VARIABLE = "ORCHESTRA_BUILD_TIMEOUT"
+LOG_LEVEL_VARIABLE = "ORCHESTRA_LOG_LEVEL"
+
+#: What ``ORCHESTRA_LOG_LEVEL`` accepts (any case).
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 #: Backends whose stencils DaCe can inline into one program.
 DACE_BACKENDS = ("dace:cpu", "dace:cpu_kfirst", "dace:gpu")
@@ -83,6 +87,28 @@ def _env_timeout() -> Optional[float]:
             "(unset it for no limit)"
         )
     return seconds
+
+
+def log_level() -> str:
+    """``ORCHESTRA_LOG_LEVEL`` (``INFO`` when unset); another value is a :class:`ConfigurationError`."""
+    value = os.environ.get(LOG_LEVEL_VARIABLE, "").strip()
+    if not value:
+        return "INFO"
+    if value.upper() not in LOG_LEVELS:
+        raise ConfigurationError(
+            f"{LOG_LEVEL_VARIABLE}={value!r} is not a log level; choose one of: {', '.join(LOG_LEVELS)}"
+        )
+    return value.upper()
+
+
+def _check_cache_root(root: Path) -> None:
+    """A cache root (or a folder above it) that is a file cannot hold builds: say so now."""
+    blocker = next((path for path in (root, *root.parents) if path.exists() and not path.is_dir()), None)
+    if blocker is not None:
+        raise ConfigurationError(
+            f"the build cache root {root} cannot be a folder: {blocker} is a file; "
+            "set ORCHESTRA_CACHE_DIR (or DaceConfig.cache_root) to a folder"
+        )
 
 
 @dataclasses.dataclass
@@ -150,6 +176,9 @@ class DaceConfig:
 
             self.cache_root = default_cache_root()
         self.cache_root = Path(self.cache_root).expanduser().absolute()
+        if self.is_orchestrated:
+            log_level()
+            _check_cache_root(self.cache_root)
         if self.cpu_passes is not None:
             from orchestra.passes.cpu import check_cpu_passes
 

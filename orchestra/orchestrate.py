@@ -17,13 +17,12 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import os
 import sys
 import types
 from typing import Any, Callable, Optional, Sequence
 
 from orchestra.arguments import CallBinder, folded_identity
-from orchestra.config import DaceConfig, DaCeOrchestration
+from orchestra.config import DaceConfig, DaCeOrchestration, log_level
 from orchestra.distributed import BuildCoordinator, CodePathClass, code_path_class
 from orchestra.errors import BuildError
 from orchestra.fast_call import FastCaller
@@ -358,5 +357,5 @@ def _ensure_log_handler(rank: int) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("[orchestra] %(message)s"))
     log.addHandler(handler)
-    log.setLevel(os.environ.get("ORCHESTRA_LOG_LEVEL", "INFO").upper())
+    log.setLevel(log_level())
     log.propagate = False

@@ -57,3 +57,20 @@ def test_missing_method_is_clear():
     config = DaceConfig(None, backend="dace:cpu", orchestration="BuildAndRun")
     with pytest.raises(AttributeError, match="has no method 'step'"):
         orchestrate(object(), config, method_to_orchestrate="step")
+
+
+@pytest.mark.parametrize("value", ["bogus", "verbose", "10"])
+def test_bad_log_level_is_refused_when_the_config_is_made(monkeypatch, value):
+    monkeypatch.setenv("ORCHESTRA_LOG_LEVEL", value)
+    with pytest.raises(ConfigurationError, match=f"ORCHESTRA_LOG_LEVEL='{value}' is not a log level; choose one of: DEBUG"):
+        DaceConfig(None, backend="dace:cpu", orchestration="BuildAndRun")
+    monkeypatch.setenv("ORCHESTRA_LOG_LEVEL", "debug")
+    DaceConfig(None, backend="dace:cpu", orchestration="BuildAndRun")
+
+
+def test_a_cache_root_that_is_a_file_is_refused_when_the_config_is_made(tmp_path):
+    (tmp_path / "afile").write_text("not a folder")
+    for root in (tmp_path / "afile", tmp_path / "afile" / "cache"):
+        with pytest.raises(ConfigurationError, match=f"{tmp_path / 'afile'} is a file; set ORCHESTRA_CACHE_DIR"):
+            DaceConfig(None, backend="dace:cpu", orchestration="Run", cache_root=root)
+    DaceConfig(None, backend="dace:cpu", orchestration="Run", cache_root=tmp_path / "not" / "yet" / "there")
