@@ -23,7 +23,7 @@ compiled call (the library with marshalled arguments), the per-call overhead
 (the call timed with a no-op library), the build time (this run, or the cache manifest's),
 the load time, and the halo-update time within a step.
 ``--compare-passes`` adds orchestrated without the optimize stage's CPU
-passes, ``--compare-fusion`` orchestrated without the fusion passes, and ``--debug-checks SPEC`` orchestrated with ``ORCHESTRA_DEBUG``
+passes, ``--compare-fusion`` orchestrated with the fusion passes, and ``--debug-checks SPEC`` orchestrated with ``ORCHESTRA_DEBUG``
 checks (both 1 rank, separate builds) for before/after ratios.
 
 The same run measures the memory bandwidth with a compiled triad
@@ -83,7 +83,7 @@ def parse_arguments(argv: Optional[list[str]] = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--compare-fusion", action="store_true",
-        help="also run orchestrated without the fusion passes (1 rank; a separate build)",
+        help="also run orchestrated with the fusion passes (1 rank; a separate build)",
     )
     parser.add_argument(
         "--debug-checks", default="", metavar="SPEC",
@@ -105,7 +105,7 @@ def parse_arguments(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser.add_argument("--no-triad", action="store_true", help="skip the bandwidth measurement")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per mpirun job")
     parser.add_argument(
-        "--worker", choices=[*VARIANTS, "traffic", "profile", "profile_nopasses", "profile_nofusion"],
+        "--worker", choices=[*VARIANTS, "traffic", "profile", "profile_nopasses", "profile_fused"],
         help=argparse.SUPPRESS,
     )
     parser.add_argument("--json", type=Path, help=argparse.SUPPRESS)
@@ -248,8 +248,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                 result["traffic"].setdefault(str(row["n"]), {})[str(row["nz"])] = row
         if args.compare_passes and "orchestrated_nopasses" not in args.variants:
             args.variants.append("orchestrated_nopasses")
-        if args.compare_fusion and "orchestrated_nofusion" not in args.variants:
-            args.variants.append("orchestrated_nofusion")
+        if args.compare_fusion and "orchestrated_fused" not in args.variants:
+            args.variants.append("orchestrated_fused")
         if args.debug_checks and "orchestrated_debug" not in args.variants:
             args.variants.append("orchestrated_debug")
         ordered = ["orchestrated"] + [v for v in args.variants if v != "orchestrated"]  # builds first

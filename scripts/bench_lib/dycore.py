@@ -29,14 +29,14 @@ VARIANTS: dict[str, tuple[str, bool]] = {
     "orchestrated": ("dace:cpu", True),
     # orchestrated without the CPU passes of the optimize stage (before/after comparison)
     "orchestrated_nopasses": ("dace:cpu", True),
-    # orchestrated with every default CPU pass but fusion (fusion's before/after comparison)
-    "orchestrated_nofusion": ("dace:cpu", True),
+    # orchestrated with the default CPU passes plus fusion (fusion's before/after comparison)
+    "orchestrated_fused": ("dace:cpu", True),
     # orchestrated with debug checks injected (``--debug-checks``; a separate build)
     "orchestrated_debug": ("dace:cpu", True),
 }
 
 #: Variants that are 1-rank comparisons of orchestrated builds (not run on 6 ranks).
-ONE_RANK_VARIANTS = ("orchestrated_nopasses", "orchestrated_nofusion", "orchestrated_debug")
+ONE_RANK_VARIANTS = ("orchestrated_nopasses", "orchestrated_fused", "orchestrated_debug")
 
 
 def cpu_passes(variant: str) -> Optional[tuple[str, ...]]:
@@ -46,8 +46,8 @@ def cpu_passes(variant: str) -> Optional[tuple[str, ...]]:
 
     if variant == "orchestrated_nopasses":
         return ()
-    if variant == "orchestrated_nofusion":
-        return tuple(name for name in DEFAULT_CPU_PASSES if name not in FUSION_PASSES)
+    if variant == "orchestrated_fused":
+        return FUSION_PASSES + DEFAULT_CPU_PASSES
     return None
 
 #: Williamson case 2 (steady geostrophic flow): momentum, hyperdiffusion, all code paths.

@@ -18,7 +18,7 @@ from gt4py.cartesian.gtscript import PARALLEL, I, J, Field, computation, horizon
 
 from orchestra import DaceConfig, FrozenStencil, orchestrate
 from orchestra.errors import ConfigurationError
-from orchestra.passes.cpu import CPU_PASS_ORDER, check_cpu_passes
+from orchestra.passes.cpu import CPU_PASS_ORDER, DEFAULT_CPU_PASSES, check_cpu_passes
 from orchestra.passes.cpu.openmp import single_parallel_level
 from orchestra.passes.cpu.regions import cut_points, evaluate, split_region_maps
 from orchestra.pipeline.stages import OptimizeOptions
@@ -126,7 +126,7 @@ def test_unknown_pass_names_are_refused_with_the_choices():
 
 def test_passes_enter_the_cache_key_on_cpu_only():
     with_passes, without = OptimizeOptions().as_key(), OptimizeOptions(cpu_passes=()).as_key()
-    assert with_passes != without and with_passes["cpu_passes"] == list(CPU_PASS_ORDER)
+    assert with_passes != without and with_passes["cpu_passes"] == list(DEFAULT_CPU_PASSES)
     assert OptimizeOptions(on_gpu=True).as_key() == OptimizeOptions(on_gpu=True, cpu_passes=()).as_key()
 
 

@@ -19,7 +19,8 @@ import pytest
 from gt4py.cartesian.gtscript import FORWARD, PARALLEL, Field, computation, interval
 
 from orchestra import DaceConfig, FrozenStencil, dace_inhibitor, orchestrate
-from orchestra.passes.fusion import merge_vertical_maps
+from orchestra.passes.cpu import DEFAULT_CPU_PASSES
+from orchestra.passes.fusion import FUSION_PASSES, merge_vertical_maps
 from orchestra.passes.fusion.planes import plane_of
 
 FloatField = Field[np.float64]
@@ -160,11 +161,11 @@ def test_plane_of_a_subset(subset, expected):
 
 def test_merged_program_equals_python_mode_bitwise(tmp_path):
     reference = _run(DaceConfig(None, backend="dace:cpu", orchestration="Python", cache_root=tmp_path))
-    fused = _run(DaceConfig(None, backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path))
-    unfused = _run(
+    unfused = _run(DaceConfig(None, backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path))
+    fused = _run(
         DaceConfig(
             None, backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path,
-            cpu_passes=("split_region_maps", "single_parallel_level"),
+            cpu_passes=FUSION_PASSES + DEFAULT_CPU_PASSES,
         )
     )
     for name, expected, got, without in zip(("q", "lap", "out", "total"), reference, fused, unfused):

@@ -13,7 +13,11 @@ the passes only merge maps within one state. Each pass only reorders work
 between independent points and keeps every write, so results stay bitwise
 identical to ``Python`` mode (``tests/fusion``: random programs; the dycore
 and example parity tests). They run as CPU passes, by name
-(:mod:`orchestra.passes.cpu`).
+(:mod:`orchestra.passes.cpu`), and are not in the default list: vertical
+merging was measured no faster than unmerged on the dycore (-6 % to +3 %,
+``docs/performance.md``), so it is opt-in (``DaceConfig(cpu_passes=...)``)
+until horizontal tiling builds on it. With debug checks, the checks follow
+the fused kernels.
 """
 
 from orchestra.passes.fusion.vertical import merge_vertical_maps
