@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
         times = ", ".join(f"{name} {ms:.3f} ms" for name, ms in row["median_ms"].items())
         ratios = ", ".join(f"{name} {r:.2f}x" for name, r in list(row.values())[-1].items() if name != args.variants[0])
-        print(f"{n}x{n}x{args.nz}: {times}; relative to {args.variants[0]}: {ratios} (load {row['load_average'][0]:.1f})")
+        load = row["load_average"][0]
+        print(f"{n}x{n}x{args.nz}: {times}; relative to {args.variants[0]}: {ratios} (load {load:.1f})")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0

@@ -119,7 +119,8 @@ def table(lines: list[dict]) -> str:
             f" {_fmt(line.get('halo_in_step_ms'), '.3f'):>7} {_fmt(line.get('halo_update_ms'), '.3f'):>6} | "
             f"{_fmt(line.get('per_stencil_mb'), '.1f'):>7} {_fmt(line.get('per_stencil_gbs'), '.1f'):>5} "
             f"{_fmt(None if fraction is None else 100 * fraction, '.0f'):>6} | "
-            f"{_fmt(line.get('per_stage_mb'), '.1f'):>8} {_fmt(None if stage_fraction is None else 100 * stage_fraction, '.0f'):>6}"
+            f"{_fmt(line.get('per_stage_mb'), '.1f'):>8} "
+            f"{_fmt(None if stage_fraction is None else 100 * stage_fraction, '.0f'):>6}"
         )
     return "\n".join(out)
 

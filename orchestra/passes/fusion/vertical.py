@@ -254,19 +254,20 @@ def describe_fusion(sdfg: Any) -> dict[str, list]:
     """What fused and what did not, in an optimized SDFG (for profiles and logs).
 
     ``fused``: per vertical map, the stencils whose maps it runs, in order
-    (gt4py labels a stencil's maps ``<stencil>__...``); ``not_fused``: per pair of vertical maps joined by an access node
-    that stayed apart, their labels and the reason.
+    (gt4py labels a stencil's maps ``<stencil>__...``); ``not_fused``: per
+    pair of vertical maps joined by an access node that stayed apart, their
+    labels and the reason.
     """
     from dace.sdfg import nodes
     from dace.sdfg.utils import dfs_topological_sort
 
     fused, not_fused = [], []
     for state in sdfg.all_states():
-        children = state.scope_children()
+        children, order = state.scope_children(), list(dfs_topological_sort(state))
         for entry in children[None]:
             if isinstance(entry, nodes.MapEntry) and len(entry.map.params) == 1:
                 body = set(children[entry])
-                inner = [n.map.label for n in dfs_topological_sort(state) if n in body and isinstance(n, nodes.MapEntry)]
+                inner = [n.map.label for n in order if n in body and isinstance(n, nodes.MapEntry)]
                 names = [label.split("__")[0] for label in inner or [entry.map.label]]
                 fused.append([name for i, name in enumerate(names) if i == 0 or names[i - 1] != name])
         for first_exit in state.nodes():
