@@ -172,3 +172,15 @@ def test_merged_program_equals_python_mode_bitwise(tmp_path):
         assert np.array_equal(expected.view(np.uint8), got.view(np.uint8)), name
         assert np.array_equal(expected.view(np.uint8), without.view(np.uint8)), name
     assert not np.array_equal(reference[3], _fields("numpy")[3])  # the program changed the fields
+
+
+def test_describe_fusion_names_the_fused_kernel_and_why_above_stays_apart(expanded):
+    from orchestra.passes.fusion.vertical import describe_fusion
+
+    sdfg = copy.deepcopy(expanded)
+    merge_vertical_maps(sdfg)
+    described = describe_fusion(sdfg)
+    assert ["laplacian", "update", "smooth"] in described["fused"]
+    (pair,) = described["not_fused"]
+    assert pair["first"].startswith("laplacian") and pair["second"].startswith("above")
+    assert pair["why"] == "out is accessed outside one plane"

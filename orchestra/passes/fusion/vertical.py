@@ -264,6 +264,7 @@ def describe_fusion(sdfg: Any) -> dict[str, list]:
     fused, not_fused = [], []
     for state in sdfg.all_states():
         children, order = state.scope_children(), list(dfs_topological_sort(state))
+        top_level = set(children[None])
         for entry in children[None]:
             if isinstance(entry, nodes.MapEntry) and len(entry.map.params) == 1:
                 body = set(children[entry])
@@ -271,9 +272,11 @@ def describe_fusion(sdfg: Any) -> dict[str, list]:
                 names = [label.split("__")[0] for label in inner or [entry.map.label]]
                 fused.append([name for i, name in enumerate(names) if i == 0 or names[i - 1] != name])
         for first_exit in state.nodes():
-            if not isinstance(first_exit, nodes.MapExit) or state.scope_dict()[first_exit] is not None:
+            if not isinstance(first_exit, nodes.MapExit):
                 continue
             first_entry = state.entry_node(first_exit)
+            if first_entry not in top_level:
+                continue
             followers = {
                 out.dst
                 for edge in state.out_edges(first_exit)
