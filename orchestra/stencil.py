@@ -139,7 +139,9 @@ class FrozenStencil:
     # --- DaCe's SDFGConvertible protocol: inlined when called from orchestrated code
     def __sdfg__(self, *args: Any, **kwargs: Any):
         with gt4py_cache_lock():
-            return self.stencil_object.__sdfg__(*args, origin=self.origin, domain=self.domain, **kwargs)
+            sdfg = self.stencil_object.__sdfg__(*args, origin=self.origin, domain=self.domain, **kwargs)
+        _restore_dropped_parameters(sdfg, self.__sdfg_signature__()[0], args, kwargs)
+        return sdfg
 
     def __sdfg_signature__(self):
         return self.stencil_object.__sdfg_signature__()
@@ -154,6 +156,32 @@ class FrozenStencil:
 
     def __repr__(self) -> str:
         return f"FrozenStencil({self.name}, backend={self.backend!r}, origin={self.origin}, domain={self.domain})"
+
+
+def _restore_dropped_parameters(sdfg: Any, names: list[str], args: tuple, kwargs: dict) -> None:
+    """Give back the parameters gt4py left out of a stencil's SDFG because the stencil never reads them.
+
+    A scalar never read, or a field read only in a region outside the domain,
+    is dropped from the SDFG's data while staying in its signature; DaCe then
+    cannot connect the call's argument (``KeyError``). Each comes back as an
+    unused, non-transient container described like the argument passed.
+    """
+    import copy
+
+    import dace
+    import numpy as np
+
+    passed = dict(zip(names, args)) | kwargs
+    for name in names:
+        if name in sdfg.arrays or name in sdfg.symbols or name not in passed:
+            continue
+        value = passed[name]
+        if isinstance(value, dace.data.Data):
+            descriptor = copy.deepcopy(value)
+            descriptor.transient = False
+            sdfg.add_datadesc(name, descriptor)
+        elif isinstance(value, (bool, int, float, complex, np.number)):
+            sdfg.add_scalar(name, dace.dtypes.typeclass(type(value)))
 
 
 def _resolve_string_annotations(definition: Callable) -> None:
