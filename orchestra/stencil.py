@@ -141,6 +141,7 @@ class FrozenStencil:
         with gt4py_cache_lock():
             sdfg = self.stencil_object.__sdfg__(*args, origin=self.origin, domain=self.domain, **kwargs)
         _restore_dropped_parameters(sdfg, self.__sdfg_signature__()[0], args, kwargs)
+        _tighten_horizontal_bounds(sdfg, self.stencil_object.field_info, self.origin, self.domain)
         return sdfg
 
     def __sdfg_signature__(self):
@@ -182,6 +183,42 @@ def _restore_dropped_parameters(sdfg: Any, names: list[str], args: tuple, kwargs
             sdfg.add_datadesc(name, descriptor)
         elif isinstance(value, (bool, int, float, complex, np.number)):
             sdfg.add_scalar(name, dace.dtypes.typeclass(type(value)))
+
+
+def _tighten_horizontal_bounds(sdfg: Any, field_info: Mapping[str, Any], origin: Any, domain: Any) -> None:
+    """End each field's I/J memlet where the stencil's reads end, not where gt4py's lowering says.
+
+    gt4py's orchestration wrapper gives a field the range ``[origin - lower,
+    origin - lower + size)``, with ``lower`` from the field's boundary (which
+    knows horizontal regions) but ``size`` from an extent that does not: a
+    read at an offset inside a region (``f[0, -2, 0]`` in
+    ``region[:, J[0] + 1]``) widens the size on both sides, so the range ends
+    past the array and the orchestrated build fails although Python mode runs
+    (reproducer: ``tests/fusion/reproducers/random_program_13``). The start is
+    right (the generated code indexes from it), so only the end is moved back
+    to ``origin + domain + upper``, the boundary Python mode checks arguments
+    against; a range that still ends past the array is left for DaCe to refuse.
+    """
+    from dace import subsets
+
+    if not isinstance(origin, tuple) or len(origin) != 3:
+        return
+    for state in sdfg.states():
+        for edge in state.edges():
+            info = field_info.get(edge.data.data) if edge.data.data else None
+            if info is None or tuple(info.axes[:2]) != ("I", "J") or not isinstance(edge.data.subset, subsets.Range):
+                continue
+            ranges = list(edge.data.subset.ranges)
+            for axis in (0, 1):
+                begin, end, step = ranges[axis]
+                upper = max(0, info.boundary[axis][1])
+                try:
+                    needed = origin[axis] + domain[axis] + upper - 1
+                    if int(end) > needed:
+                        ranges[axis] = (begin, needed, step)
+                except TypeError:
+                    continue  # symbolic: left as it is
+            edge.data.subset = subsets.Range(ranges)
 
 
 def _resolve_string_annotations(definition: Callable) -> None:
