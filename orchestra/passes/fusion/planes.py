@@ -5,8 +5,8 @@ stencils: the vertical maps of two ``PARALLEL`` computations) compute the same
 as one map whose iteration ``k`` runs ``M1``'s body and then ``M2``'s body, if
 no iteration of one body touches what another iteration of the other body
 writes. That holds when, for every container either map writes, every access
-of both bodies (each memlet at the map's boundary, which over-approximates
-what one iteration reads or writes) lies in one plane ``k + c`` of one
+of both bodies (followed from the map's boundary down to the statements, see
+:func:`footprint`) lies in one plane ``k + c`` of one
 dimension, with the same dimension and the same ``c`` for every access. Then
 iteration ``k`` of either body touches plane ``k + c`` of that container only,
 and no other iteration touches it; inside iteration ``k``, ``M1``'s body still

@@ -67,15 +67,24 @@ def _mergeable_pairs(state: Any, footprints: dict) -> Iterator[tuple[Any, Any]]:
     for first_exit in state.nodes():
         if not isinstance(first_exit, nodes.MapExit) or len(first_exit.map.params) != 1:
             continue
-        seen = set()
-        for edge in state.out_edges(first_exit):
-            for second in state.out_edges(edge.dst) if isinstance(edge.dst, nodes.AccessNode) else ():
-                entry = second.dst
-                if isinstance(entry, nodes.MapEntry) and entry not in seen:
-                    seen.add(entry)
-                    first_entry = state.entry_node(first_exit)
-                    if scopes[entry] is scopes[first_entry] and _why_not(state, first_entry, entry, footprints) is None:
-                        yield first_entry, entry
+        first_entry = state.entry_node(first_exit)
+        for entry in _followers(state, first_exit):
+            if scopes[entry] is scopes[first_entry] and _why_not(state, first_entry, entry, footprints) is None:
+                yield first_entry, entry
+
+
+def _followers(state: Any, first_exit: Any) -> list[Any]:
+    """The map entries that read, through one access node, something the map of ``first_exit`` wrote."""
+    from dace.sdfg import nodes
+
+    found = [
+        out.dst
+        for edge in state.out_edges(first_exit)
+        if isinstance(edge.dst, nodes.AccessNode)
+        for out in state.out_edges(edge.dst)
+        if isinstance(out.dst, nodes.MapEntry)
+    ]
+    return list(dict.fromkeys(found))
 
 
 def _why_not(state: Any, first_entry: Any, second_entry: Any, footprints: Optional[dict] = None) -> Optional[str]:
@@ -277,17 +286,10 @@ def describe_fusion(sdfg: Any) -> dict[str, list]:
             first_entry = state.entry_node(first_exit)
             if first_entry not in top_level:
                 continue
-            followers = {
-                out.dst
-                for edge in state.out_edges(first_exit)
-                if isinstance(edge.dst, nodes.AccessNode)
-                for out in state.out_edges(edge.dst)
-                if isinstance(out.dst, nodes.MapEntry)
-            }
-            for second_entry in followers:
-                reason = _why_not(state, first_entry, second_entry) if len(first_entry.map.params) == 1 else None
-                not_fused.append(
-                    {"first": first_entry.map.label, "second": second_entry.map.label,
-                     "why": reason or "not a single-parameter map"}
-                )
+            for second_entry in _followers(state, first_exit):
+                if len(first_entry.map.params) != 1:
+                    reason = "not a single-parameter map"
+                else:
+                    reason = _why_not(state, first_entry, second_entry) or "mergeable (fusion was not selected)"
+                not_fused.append({"first": first_entry.map.label, "second": second_entry.map.label, "why": reason})
     return {"fused": fused, "not_fused": not_fused}
