@@ -137,6 +137,9 @@ class DaceConfig:
         cpu_passes: the optimize stage's CPU passes by name (see
             :mod:`orchestra.passes.cpu`); None runs the default set. Part of
             the cache key.
+        fusion_block_bytes: bytes of rows one block of a fused map may hold
+            when ``tile_fused_maps`` runs (see :mod:`orchestra.passes.fusion`);
+            None: half an L2 cache of 1 MiB. Part of the cache key.
 
     Example:
         >>> config = DaceConfig(None, backend="numpy",
@@ -157,6 +160,7 @@ class DaceConfig:
     debug_checks: Any = None
     cuda_arch: Optional[str] = None
     cpu_passes: Optional[tuple[str, ...]] = None
+    fusion_block_bytes: Optional[int] = None
 
     def __post_init__(self) -> None:
         if isinstance(self.orchestration, str):
@@ -183,6 +187,14 @@ class DaceConfig:
             from orchestra.passes.cpu import check_cpu_passes
 
             self.cpu_passes = check_cpu_passes(self.cpu_passes)
+        if self.fusion_block_bytes is not None and (
+            isinstance(self.fusion_block_bytes, bool)
+            or not isinstance(self.fusion_block_bytes, int)
+            or self.fusion_block_bytes <= 0
+        ):
+            raise ConfigurationError(
+                f"DaceConfig.fusion_block_bytes must be a positive number of bytes, got {self.fusion_block_bytes!r}"
+            )
         if self.debug_checks is None or isinstance(self.debug_checks, str):
             from orchestra.passes.debug import DebugChecks
 

@@ -241,6 +241,7 @@ class OrchestratedProgram:
                 on_gpu=config.on_gpu,
                 debug_checks=config.debug_checks,
                 save_stages=config.verbose,
+                fusion_block_bytes=config.fusion_block_bytes,
                 **({} if config.cpu_passes is None else {"cpu_passes": config.cpu_passes}),
             ),
             gpu=gpu,

@@ -26,6 +26,8 @@ class OptimizeOptions:
     save_stages: bool = False
     #: CPU builds only, see orchestra.passes.cpu; () runs none
     cpu_passes: tuple[str, ...] = DEFAULT_CPU_PASSES
+    #: bytes of rows per block of a fused map (tile_fused_maps); None: its default
+    fusion_block_bytes: Optional[int] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cpu_passes", check_cpu_passes(self.cpu_passes))
@@ -37,6 +39,7 @@ class OptimizeOptions:
             "pool_transients": self.pooling,
             "simplify_skip": sorted(SIMPLIFY_SKIP),
             "cpu_passes": [] if self.on_gpu else list(self.cpu_passes),
+            "fusion_block_bytes": self.fusion_block_bytes,
         }
 
     @property
@@ -135,7 +138,7 @@ def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[
         if not options.on_gpu:  # [SDFG] -> [SDFG, maps split at regions, one OpenMP level]
             from orchestra.passes.cpu import apply_cpu_passes
 
-            apply_cpu_passes(sdfg, options.cpu_passes)
+            apply_cpu_passes(sdfg, options.cpu_passes, options.fusion_block_bytes)
         # Order (see orchestra.passes.gpu): GPU kernels and device storage first, then the
         # memory policy (persistent/pooled device transients), then debug checks, which see
         # the final kernels and may add a device synchronisation after each.

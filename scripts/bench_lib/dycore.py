@@ -31,12 +31,14 @@ VARIANTS: dict[str, tuple[str, bool]] = {
     "orchestrated_nopasses": ("dace:cpu", True),
     # orchestrated with the default CPU passes plus fusion (fusion's before/after comparison)
     "orchestrated_fused": ("dace:cpu", True),
+    # the same with vertical merging only, no row blocking (each fusion pass's share)
+    "orchestrated_merged": ("dace:cpu", True),
     # orchestrated with debug checks injected (``--debug-checks``; a separate build)
     "orchestrated_debug": ("dace:cpu", True),
 }
 
 #: Variants that are 1-rank comparisons of orchestrated builds (not run on 6 ranks).
-ONE_RANK_VARIANTS = ("orchestrated_nopasses", "orchestrated_fused", "orchestrated_debug")
+ONE_RANK_VARIANTS = ("orchestrated_nopasses", "orchestrated_fused", "orchestrated_merged", "orchestrated_debug")
 
 
 def cpu_passes(variant: str) -> Optional[tuple[str, ...]]:
@@ -48,6 +50,8 @@ def cpu_passes(variant: str) -> Optional[tuple[str, ...]]:
         return ()
     if variant == "orchestrated_fused":
         return FUSION_PASSES + DEFAULT_CPU_PASSES
+    if variant == "orchestrated_merged":
+        return ("merge_vertical_maps",) + DEFAULT_CPU_PASSES
     return None
 
 #: Williamson case 2 (steady geostrophic flow): momentum, hyperdiffusion, all code paths.
@@ -77,12 +81,15 @@ def build_model(
 
     ``debug_checks`` (``ORCHESTRA_DEBUG`` syntax) applies to ``orchestrated_debug`` only;
     every other variant is built without checks, whatever the environment says.
+    ``variant@BYTES`` builds ``variant`` with ``fusion_block_bytes=BYTES`` (row
+    blocking's budget, for tuning it).
     """
     from orchestra import DaceConfig
 
     from driver.config import config_from_dict
     from driver.model import Model
 
+    variant, _, block_bytes = variant.partition("@")
     backend, orchestrated = VARIANTS[variant]
     layout = comm.partitioner.layout[0]
     config = config_from_dict(
@@ -97,6 +104,7 @@ def build_model(
     dace_config = DaceConfig(
         comm, backend=backend, orchestration=mode, cache_root=cache_root, exit_after_build=False,
         debug_checks=debug_checks if variant == "orchestrated_debug" else "", cpu_passes=cpu_passes(variant),
+        fusion_block_bytes=int(block_bytes) if block_bytes else None,
     )
     model = Model(config, comm, dace_config)
     if comm.size == 1:

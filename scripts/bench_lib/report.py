@@ -12,13 +12,14 @@ LABELS = {
     "orchestrated": "orchestrated",
     "orchestrated_nopasses": "orchestrated, no CPU passes",
     "orchestrated_fused": "orchestrated with fusion",
+    "orchestrated_merged": "orchestrated, vertical merging only",
     "orchestrated_debug": "orchestrated + debug checks",
 }
 
 #: One colour per variant, the same in every panel.
 COLORS = {
     "numpy": "tab:gray", "gt_cpu_kfirst": "tab:blue", "dace_cpu": "tab:orange", "orchestrated": "tab:red",
-    "orchestrated_nopasses": "tab:purple", "orchestrated_fused": "tab:pink", "orchestrated_debug": "tab:brown",
+    "orchestrated_nopasses": "tab:purple", "orchestrated_fused": "tab:pink", "orchestrated_merged": "tab:olive", "orchestrated_debug": "tab:brown",
 }
 
 
@@ -95,7 +96,7 @@ def table(lines: list[dict]) -> str:
     """The terminal table: ms per step (median over repeats, slowest rank), ratios, bandwidth."""
     variants = [v for v in LABELS if any(f"{v}_ms" in line for line in lines)]
     short = {"numpy": "numpy", "gt_cpu_kfirst": "gt:kfirst", "dace_cpu": "dace:cpu", "orchestrated": "orch.",
-             "orchestrated_nopasses": "orch.nopass", "orchestrated_fused": "orch.fused",
+             "orchestrated_nopasses": "orch.nopass", "orchestrated_fused": "orch.fused", "orchestrated_merged": "orch.merged",
              "orchestrated_debug": "orch.debug"}
     others = [v for v in variants if v != "orchestrated"]
     header = (

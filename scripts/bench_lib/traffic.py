@@ -19,6 +19,14 @@ cells, 3-D fields ``ni * nj * nk``; 8 bytes per cell. Two lower bounds:
     (cyclically: the next step too) reads it before overwriting it. Tendencies,
     face fluxes, Laplacians and Cartesian winds then never reach memory.
 
+``per_stage_written``
+    As ``per_stage``, but every field a stage writes is written once: what a
+    fused schedule must move when the intermediates are arrays of the model
+    (attributes Python can read after the call), so their last values must
+    reach memory even if no later stage reads them. orchestra's fusion keeps
+    every write (it cannot know that Python never reads them), so this is the
+    bound it can reach.
+
 Halo exchanges (a few strips per field) are not counted.
 """
 
@@ -135,6 +143,15 @@ def per_stage_bytes(trace: Trace) -> int:
     return 8 * cells
 
 
+def per_stage_written_bytes(trace: Trace) -> int:
+    """Each fused stage reads what it needs from before and writes everything it writes once."""
+    cells = 0
+    for segment in trace.segments:
+        for first_is_read, read_cells, write_cells in _summarize(segment).values():
+            cells += read_cells * first_is_read + write_cells
+    return 8 * cells
+
+
 def _summarize(segment: list[tuple[str, list[Access]]]) -> dict[int, tuple[bool, int, int]]:
     """Per array: (first access reads it, cells read, cells written) within one segment."""
     summary: dict[int, tuple[bool, int, int]] = {}
@@ -160,12 +177,13 @@ def _live_after(summaries: list[dict], index: int, array: int) -> bool:
 
 
 def step_traffic(model: Any) -> dict[str, Any]:
-    """Both bounds for one step of ``model`` (a Python-mode model), with the call counts."""
+    """The three bounds for one step of ``model`` (a Python-mode model), with the call counts."""
     trace = trace_step(model)
     calls = [name for segment in trace.segments for name, _ in segment]
     return {
         "per_stencil_bytes": per_stencil_bytes(trace),
         "per_stage_bytes": per_stage_bytes(trace),
+        "per_stage_written_bytes": per_stage_written_bytes(trace),
         "stencil_calls": len(calls),
         "segments": len(trace.segments),
     }

@@ -347,10 +347,10 @@ def check_program(
     program: Program,
     folder: Path,
     cache_root: Path,
-    variants: dict[str, Optional[tuple[str, ...]]],
+    variants: dict[str, dict[str, Any]],
     reference_backend: str = "dace:cpu",
 ) -> Outcome:
-    """Run ``program`` in Python mode and orchestrated once per variant (name -> CPU passes).
+    """Run ``program`` in Python mode and orchestrated once per variant (name -> ``DaceConfig`` options).
 
     ``reference_backend`` runs Python mode: ``dace:cpu`` is the same backend
     stencil by stencil (one build per stencil); ``numpy`` builds in a second.
@@ -361,10 +361,10 @@ def check_program(
         program, folder, DaceConfig(None, backend=reference_backend, orchestration="Python", cache_root=cache_root)
     )
     differing, errors = {}, {}
-    for name, passes in variants.items():
+    for name, options in variants.items():
         config = DaceConfig(
             None, backend="dace:cpu", orchestration="BuildAndRun", cache_root=cache_root,
-            exit_after_build=False, cpu_passes=passes,
+            exit_after_build=False, **options,
         )
         try:
             differing[name] = differences(reference, run_program(program, folder, config))

@@ -10,6 +10,8 @@ name                          what it does                                     m
                               become one (fusion; opt-in, see that package)
 ``split_region_maps``         one map per piece between horizontal-region      :mod:`.regions`
                               boundaries; each piece without dead branches
+``tile_fused_maps``           the horizontal maps of a fused map run block     :mod:`orchestra.passes.fusion`
+                              by block of rows, skewed (fusion; opt-in)
 ``single_parallel_level``     no OpenMP region nested in another; a            :mod:`.openmp`
                               one-iteration parallel map hands its threads on
 ============================  ===============================================  ==========================
@@ -25,15 +27,16 @@ bitwise identical (``tests/benchmarks/test_cpu_passes.py``). Figures:
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Optional
 
 from orchestra.errors import ConfigurationError
 
 log = logging.getLogger("orchestra")
 
 #: Every CPU pass, in the order the optimize stage runs them (region splitting
-#: copies inner maps, whose schedules the OpenMP pass then sets).
-CPU_PASS_ORDER = ("merge_vertical_maps", "split_region_maps", "single_parallel_level")
+#: copies inner maps, which blocking then runs block by block, and whose schedules the
+#: OpenMP pass sets last).
+CPU_PASS_ORDER = ("merge_vertical_maps", "split_region_maps", "tile_fused_maps", "single_parallel_level")
 
 #: What a CPU build runs by default. Fusion is opt-in: vertical merging is bitwise
 #: and verified, but measured no faster on the dycore (docs/performance.md#fusion).
@@ -51,21 +54,25 @@ def check_cpu_passes(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(name for name in CPU_PASS_ORDER if name in names)
 
 
-def _functions() -> dict[str, Callable[[Any], int]]:
+def _functions(block_bytes: Optional[int]) -> dict[str, Callable[[Any], int]]:
     from orchestra.passes.cpu.openmp import single_parallel_level
     from orchestra.passes.cpu.regions import split_region_maps
-    from orchestra.passes.fusion import merge_vertical_maps
+    from orchestra.passes.fusion import merge_vertical_maps, tile_fused_maps
 
     return {
         "merge_vertical_maps": merge_vertical_maps,
         "split_region_maps": split_region_maps,
+        "tile_fused_maps": lambda sdfg: tile_fused_maps(sdfg, block_bytes),
         "single_parallel_level": single_parallel_level,
     }
 
 
-def apply_cpu_passes(sdfg: Any, names: Iterable[str]) -> dict[str, int]:
-    """Run the named passes on ``sdfg`` in place; returns what each changed (maps)."""
-    functions = _functions()
+def apply_cpu_passes(sdfg: Any, names: Iterable[str], block_bytes: Optional[int] = None) -> dict[str, int]:
+    """Run the named passes on ``sdfg`` in place; returns what each changed (maps).
+
+    ``block_bytes``: the block budget of ``tile_fused_maps`` (None: its default).
+    """
+    functions = _functions(block_bytes)
     changed = {name: functions[name](sdfg) for name in check_cpu_passes(names)}
     log.debug("%s: CPU passes %s", sdfg.name, changed)
     return changed

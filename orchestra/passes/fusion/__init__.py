@@ -20,9 +20,10 @@ until horizontal tiling builds on it. With debug checks, the checks follow
 the fused kernels.
 """
 
+from orchestra.passes.fusion.tiling import tile_fused_maps
 from orchestra.passes.fusion.vertical import merge_vertical_maps
 
 #: The CPU passes (by name) that are fusion passes.
-FUSION_PASSES = ("merge_vertical_maps",)
+FUSION_PASSES = ("merge_vertical_maps", "tile_fused_maps")
 
-__all__ = ["FUSION_PASSES", "merge_vertical_maps"]
+__all__ = ["FUSION_PASSES", "merge_vertical_maps", "tile_fused_maps"]

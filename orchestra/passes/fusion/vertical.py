@@ -210,7 +210,7 @@ def _move_inputs(state: Any, from_entry: Any, to_entry: Any) -> None:
         if outer.data.is_empty():
             state.add_edge(outer.src, outer.src_conn, to_entry, None, outer.data)
             continue
-        name = _free_connector(to_entry, outer.dst_conn[3:])
+        name = free_connector(to_entry, outer.dst_conn[3:])
         to_entry.add_in_connector("IN_" + name)
         to_entry.add_out_connector("OUT_" + name)
         state.add_edge(outer.src, outer.src_conn, to_entry, "IN_" + name, outer.data)
@@ -228,7 +228,7 @@ def _move_outputs(state: Any, from_exit: Any, to_exit: Any) -> None:
         if outer.data.is_empty():
             state.add_edge(to_exit, None, outer.dst, outer.dst_conn, outer.data)
             continue
-        name = _free_connector(to_exit, outer.src_conn[4:])
+        name = free_connector(to_exit, outer.src_conn[4:])
         to_exit.add_in_connector("IN_" + name)
         to_exit.add_out_connector("OUT_" + name)
         state.add_edge(to_exit, "OUT_" + name, outer.dst, outer.dst_conn, outer.data)
@@ -241,7 +241,8 @@ def _move_outputs(state: Any, from_exit: Any, to_exit: Any) -> None:
         state.remove_edge(edge)
 
 
-def _free_connector(node: Any, wanted: str) -> str:
+def free_connector(node: Any, wanted: str) -> str:
+    """``wanted``, or ``wanted_N`` if ``node`` already has an ``IN_``/``OUT_`` connector of that name."""
     name, suffix = wanted, 0
     while "IN_" + name in node.in_connectors or "OUT_" + name in node.out_connectors:
         suffix += 1
