@@ -27,9 +27,12 @@ passes, ``--compare-fusion`` orchestrated with the fusion passes, and ``--debug-
 checks (both 1 rank, separate builds) for before/after ratios.
 
 The same run measures the memory bandwidth with a compiled triad
-(``bench_lib/triad.py``), the minimum bytes per step from a trace of the
-stencil calls (``bench_lib/traffic.py``) and, with ``--profile-sizes``, a
-kernel profile from DaCe timer instrumentation (``bench_lib/profile.py``).
+(``bench_lib/triad.py``) and the multiply-add peak of code compiled like
+orchestrated builds (``bench_lib/peak.py``), the minimum bytes per step from
+a trace of the stencil calls (``bench_lib/traffic.py``), the floating-point
+operations per step counted in the orchestrated build's SDFG
+(``bench_lib/flops.py``) and, with ``--profile-sizes``, a kernel profile
+from DaCe timer instrumentation (``bench_lib/profile.py``).
 """
 
 from __future__ import annotations
@@ -38,7 +41,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -50,7 +52,7 @@ from typing import Any, Optional
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_lib import report  # noqa: E402
+from bench_lib import machine, report  # noqa: E402
 from bench_lib.dycore import ONE_RANK_VARIANTS, VARIANTS  # noqa: E402
 
 QUICK = {"sizes": [24, 48], "profile_sizes": [24]}
@@ -102,7 +104,9 @@ def parse_arguments(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser.add_argument("--cache-root", default=os.environ.get("ORCHESTRA_CACHE_DIR"), help="orchestra cache")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmark_results" / "dycore", help="output folder")
     parser.add_argument("--plot", type=Path, help="PNG path (default OUT/benchmark.png)")
-    parser.add_argument("--no-triad", action="store_true", help="skip the bandwidth measurement")
+    parser.add_argument(
+        "--no-triad", action="store_true", help="skip the machine measurements (triad bandwidth, arithmetic peak)"
+    )
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per mpirun job")
     parser.add_argument(
         "--worker", choices=[*VARIANTS, "traffic", "profile", "profile_nopasses", "profile_fused"],
@@ -202,27 +206,6 @@ def run_job(args: argparse.Namespace, what: str, ranks: int, threads: int, sizes
     return rows
 
 
-def machine() -> dict[str, Any]:
-    """What the figures were measured on."""
-    from importlib import metadata
-
-    info: dict[str, Any] = {
-        "host": platform.node(),
-        "python": platform.python_version(),
-        "cores": os.cpu_count(),
-        "load_average_start": os.getloadavg(),
-        "versions": {name: metadata.version(name) for name in ("dace", "gt4py", "numpy", "mpi4py")},
-    }
-    try:
-        cpu = [line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")]
-        info["cpu"] = cpu[0].split(":", 1)[1].strip()
-        info["memory_gib"] = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
-        info["compiler"] = subprocess.run(["cc", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    except (OSError, IndexError, ValueError):
-        pass
-    return info
-
-
 def main(argv: Optional[list[str]] = None) -> int:
     args = parse_arguments(argv)
     if args.worker:
@@ -232,13 +215,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     result: dict[str, Any] = {
         "command": " ".join(["python", "scripts/benchmark.py", *(argv if argv is not None else sys.argv[1:])]),
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
-        "machine": machine(),
+        "machine": machine.describe(),
         "settings": {k: v for k, v in vars(args).items() if k not in ("worker", "json")} | {"out": str(args.out)},
         "rows": [],
     }
     result["settings"]["plot"] = str(args.plot) if args.plot else None
     start = time.perf_counter()
-    result["triad"] = [] if args.no_triad else measure_bandwidth()
+    result["triad"] = [] if args.no_triad else machine.measure_bandwidth()
+    result["peak"] = [] if args.no_triad else machine.measure_arithmetic()
     with tempfile.TemporaryDirectory(prefix="orchestra_bench_") as scratch_name:
         scratch = Path(scratch_name)
         traffic_rows = run_job(args, "traffic", 1, 1, args.sizes, scratch)
@@ -268,9 +252,10 @@ def main(argv: Optional[list[str]] = None) -> int:
             if "orchestrated_nopasses" in args.variants:
                 result["profile"] += run_job(args, "profile_nopasses", 1, 1, args.profile_sizes, scratch)
     if not args.no_triad:
-        # again at the end; the best of both counts (a triad measured while the machine
-        # was busier than during the timed jobs would overstate the fraction reached)
-        result["triad"] = best_bandwidth(result["triad"], measure_bandwidth())
+        # again at the end; the best of both counts (a triad or peak measured while the
+        # machine was busier than during the timed jobs would overstate the fraction reached)
+        result["triad"] = machine.best_of(result["triad"], machine.measure_bandwidth(), "best_gbs")
+        result["peak"] = machine.best_of(result["peak"], machine.measure_arithmetic(), "best_gflops")
     result["seconds"] = time.perf_counter() - start
     result["machine"]["load_average_end"] = os.getloadavg()
     result["summary"] = report.derive(result)
@@ -282,26 +267,6 @@ def main(argv: Optional[list[str]] = None) -> int:
     report.plot(result, str(plot_path))
     print(f"wrote {args.out / 'benchmark.json'} and {plot_path} ({result['seconds']:.0f} s)")
     return 1 if any("error" in row for row in result["rows"]) else 0
-
-
-def measure_bandwidth() -> list[dict]:
-    """Triad on 1 and 2 threads: DRAM-sized arrays (256 MiB each) and a cache-resident size."""
-    from bench_lib.triad import measure_triad
-
-    rows = [vars(t) | {"array_mib": t.array_mib} for t in measure_triad((1, 2), (1 << 25, 1 << 20))]
-    print("triad: " + ", ".join(f"{t['threads']} thr {t['array_mib']:.0f} MiB {t['best_gbs']:.1f} GB/s" for t in rows),
-          flush=True)
-    return rows
-
-
-def best_bandwidth(first: list[dict], second: list[dict]) -> list[dict]:
-    """Per (threads, size) the measurement with the higher best bandwidth."""
-    best: dict[tuple, dict] = {}
-    for row in first + second:
-        key = (row["threads"], row["elements"])
-        if key not in best or row["best_gbs"] > best[key]["best_gbs"]:
-            best[key] = row
-    return list(best.values())
 
 
 def print_profiles(profiles: list[dict]) -> None:

@@ -21,6 +21,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from bench_lib.flops import count_build_flops
+
 #: Benchmark variants: (gt4py backend, orchestrated).
 VARIANTS: dict[str, tuple[str, bool]] = {
     "numpy": ("numpy", False),
@@ -259,7 +261,7 @@ def measure_size(variant: str, n: int, nz: int, comm: Any, args: Any) -> dict:
 
 
 def orchestrated_figures(model: Any, comm: Any, args: Any, snapshot: StateSnapshot) -> dict:
-    """Raw compiled call, per-call overhead, build and load seconds of the orchestrated dycore."""
+    """Raw compiled call, per-call overhead, build and load seconds, flops per step of the orchestrated dycore."""
     program = orchestrated_program(model)
     caller = program.fast_caller
     raw = time_calls(comm, caller.raw_call, args.steps, args.repeats, before=snapshot.restore)
@@ -270,6 +272,8 @@ def orchestrated_figures(model: Any, comm: Any, args: Any, snapshot: StateSnapsh
         "load_s": program.load_seconds,
         "marshal_count": caller.marshal_count,
     }
+    if comm.rank == 0:  # one rank's subdomain; every rank runs the same program
+        figures["flops"] = count_build_flops(build_folder(program)).as_dict()
     figures["overhead_s"] = _overhead(model, comm, args)
     figures["closure_read_s"] = time_calls(comm, lambda: caller._current_values((), {}), 20, args.repeats).median
     return figures

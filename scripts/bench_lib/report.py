@@ -1,4 +1,4 @@
-"""The benchmark's terminal table, derived figures (ratios, bandwidth fractions) and PNG plot."""
+"""The benchmark's terminal table, derived figures (ratios, bandwidth and peak fractions) and PNG plot."""
 
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ def groups(rows: list[dict]) -> dict[tuple[int, int], dict[tuple[int, int], dict
 def derive(result: dict) -> list[dict]:
     """One summary line per (ranks, threads, n, nz): medians, ratios to orchestrated, bandwidth."""
     dram_by_threads = {t["threads"]: t["best_gbs"] for t in result["triad"] if t["array_mib"] >= 64}
+    peak_by_threads = {p["threads"]: p["best_gflops"] for p in result.get("peak", []) if p.get("vectorized", True)}
     lines = []
     for (ranks, threads), sizes in sorted(groups(result["rows"]).items()):
         for (n, nz), variants in sorted(sizes.items()):
@@ -72,6 +73,14 @@ def derive(result: dict) -> list[dict]:
                         line[f"{bound}_gbs"] = gbs
                         if dram:
                             line[f"{bound}_fraction"] = gbs / dram
+                flops = orchestrated.get("flops")
+                if flops:  # counted for one rank's subdomain; every rank computes its own
+                    line["mflop_step"] = flops["flops"] / 1e6
+                    line["gflops"] = ranks * flops["flops"] / t / 1e9
+                    peak = peak_by_threads.get(min(ranks * threads, max(peak_by_threads, default=1)))
+                    line["peak_gflops"] = peak
+                    if peak:
+                        line["peak_fraction"] = line["gflops"] / peak
             lines.append(line)
     return lines
 
@@ -89,7 +98,11 @@ arrays through `self`. halo ms: wall time per step inside halo updates (on overs
 includes waiting for neighbours); upd ms: one isolated halo update of h. MB/step: minimum bytes per
 step if every stencil reads and writes each field once; GB/s and %triad: that traffic over the
 orchestrated time, against the compiled triad with as many threads as the job (all ranks together).
-MB/stage and its %triad: the same for a schedule that fuses everything between two halo updates."""
+MB/stage and its %triad: the same for a schedule that fuses everything between two halo updates.
+MF/step: million floating-point operations per step and rank, counted in the orchestrated build's SDFG
+(one per + - * /, min, max, abs and math call); GF/s and %peak: those over the orchestrated time (all ranks
+together), against the vectorized multiply-add peak of code compiled like orchestrated builds, as many
+threads as the job (the scalar peak, the rate of loops the compiler leaves scalar, is on the "peak:" line)."""
 
 
 def table(lines: list[dict]) -> str:
@@ -105,12 +118,13 @@ def table(lines: list[dict]) -> str:
         + f" {'raw call':>8} | "
         + " ".join(f"{short[v] + '/o':>13}" for v in others)
         + f" | {'ovh us':>6} {'self us':>7} {'halo ms':>7} {'upd ms':>6} | {'MB/step':>7} {'GB/s':>5} {'%triad':>6}"
-        + f" | {'MB/stage':>8} {'%triad':>6}"
+        + f" | {'MB/stage':>8} {'%triad':>6} | {'MF/step':>7} {'GF/s':>5} {'%peak':>5}"
     )
     out = [header, "-" * len(header)]
     for line in lines:
         domain = f"{line['n']}x{line['n']}x{line['nz']}"
         fraction, stage_fraction = line.get("per_stencil_fraction"), line.get("per_stage_fraction")
+        peak_fraction = line.get("peak_fraction")
         out.append(
             f"{line['ranks']:>5} {line['threads']:>3} {domain:>10} | "
             + " ".join(f"{_fmt(line.get(f'{v}_ms')):>11}" for v in variants)
@@ -121,7 +135,9 @@ def table(lines: list[dict]) -> str:
             f"{_fmt(line.get('per_stencil_mb'), '.1f'):>7} {_fmt(line.get('per_stencil_gbs'), '.1f'):>5} "
             f"{_fmt(None if fraction is None else 100 * fraction, '.0f'):>6} | "
             f"{_fmt(line.get('per_stage_mb'), '.1f'):>8} "
-            f"{_fmt(None if stage_fraction is None else 100 * stage_fraction, '.0f'):>6}"
+            f"{_fmt(None if stage_fraction is None else 100 * stage_fraction, '.0f'):>6} | "
+            f"{_fmt(line.get('mflop_step'), '.1f'):>7} {_fmt(line.get('gflops'), '.1f'):>5} "
+            f"{_fmt(None if peak_fraction is None else 100 * peak_fraction, '.1f'):>5}"
         )
     return "\n".join(out)
 

@@ -1,7 +1,7 @@
 """Sustainable memory bandwidth from a compiled STREAM-like triad ``a[i] = b[i] + s * c[i]``.
 
 The kernel is C, compiled on the fly with the system compiler (``cc -O3
--march=native -fopenmp``) into a temporary folder, and run as a separate
+-march=native -fopenmp``, :mod:`bench_lib.native`) into a temporary folder, and run as a separate
 process with ``OMP_NUM_THREADS`` threads. Bytes are counted as STREAM does:
 24 per element (read ``b`` and ``c``, write ``a``; the write-allocate read of
 ``a`` is not counted), and the best of ``repeats`` timings is reported.
@@ -14,11 +14,10 @@ TriadResult(threads=1, elements=33554432, bytes_per_repeat=805306368, best_gbs=.
 from __future__ import annotations
 
 import dataclasses
-import os
-import shutil
-import subprocess
 import tempfile
 from pathlib import Path
+
+from bench_lib.native import compile_kernel, run_kernel
 
 TRIAD_SOURCE = r"""
 #include <stdio.h>
@@ -74,34 +73,14 @@ class TriadResult:
 
 def compile_triad(folder: Path) -> Path:
     """Compile the triad into ``folder``; returns the executable."""
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        raise RuntimeError("no C compiler (cc or gcc) on PATH to build the triad; set CC")
-    source = folder / "triad.c"
-    source.write_text(TRIAD_SOURCE)
-    executable = folder / "triad"
-    subprocess.run(
-        [compiler, "-O3", "-march=native", "-fopenmp", str(source), "-o", str(executable)],
-        check=True, capture_output=True, text=True,
-    )
-    return executable
+    return compile_kernel(TRIAD_SOURCE, folder, "triad", "c", ("-O3", "-march=native", "-fopenmp"))
 
 
 def run_triad(executable: Path, threads: int, elements: int, repeats: int) -> TriadResult:
     """Run the compiled triad; best and median bandwidth in GB/s (1e9 bytes/s)."""
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="close")
-    out = subprocess.run(
-        [str(executable), str(elements), str(repeats)], check=True, capture_output=True, text=True, env=env
-    ).stdout
-    seconds = sorted(float(line) for line in out.split())
     nbytes = 24 * elements
-    return TriadResult(
-        threads=threads,
-        elements=elements,
-        bytes_per_repeat=nbytes,
-        best_gbs=nbytes / seconds[0] / 1e9,
-        median_gbs=nbytes / seconds[len(seconds) // 2] / 1e9,
-    )
+    best, median = run_kernel(executable, (elements, repeats), threads).rates(nbytes / 1e9)
+    return TriadResult(threads, elements, nbytes, best_gbs=best, median_gbs=median)
 
 
 def measure_triad(threads: tuple[int, ...] = (1, 2), elements: tuple[int, ...] = (1 << 25,), repeats: int = 10) -> list[TriadResult]:
