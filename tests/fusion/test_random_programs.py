@@ -36,6 +36,9 @@ def test_orchestrated_equals_python_mode_bitwise(seed, work):
     assert not outcome.errors, outcome.errors
     assert all(not fields for fields in outcome.differing.values()), outcome.differing
     assert sorted(outcome.differing) == sorted(VARIANTS)
+    # the net reaches row blocking: the fused build runs a chain block by block
+    generated = [path.read_text() for path in (work / "cache").rglob("*.cpp")]
+    assert any("for (int __tile_b" in code for code in generated), "no blocked map in the fused build"
 
 
 def test_the_ci_programs_cover_every_construct():
