@@ -288,6 +288,9 @@ def print_profiles(profiles: list[dict]) -> None:
                 print(f"  fused kernel: {' + '.join(kernel)}")
         for pair in fusion.get("not_fused", []):
             print(f"  not fused: {pair['first'].split('__')[0]} -> {pair['second'].split('__')[0]}: {pair['why']}")
+        for kernel in fusion.get("blocking", []):
+            status = f"{kernel['blocks']} blocks of rows" if kernel["blocked"] else f"not blocked: {kernel['why']}"
+            print(f"  {' + '.join(kernel['kernel'])}: {status}")
 
 
 if __name__ == "__main__":

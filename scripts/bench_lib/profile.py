@@ -75,10 +75,12 @@ def profile_orchestrated(model: Any, steps: int, snapshot: StateSnapshot) -> dic
     # The same callbacks called from Python: the difference is the cost of calling back from C.
     summary["python_halo_update_s"] = _seconds_per_call(model.dycore.stage_1.halo.update)
     summary["python_min_area_s"] = _seconds_per_call(model.grid_info.min_area)
+    from orchestra.passes.fusion.tiling import describe_blocking
     from orchestra.passes.fusion.vertical import describe_fusion
 
+    optimized = dace.SDFG.from_file(str(build_folder(program) / "program.sdfgz"))
     return summary | {
-        "fusion": describe_fusion(dace.SDFG.from_file(str(build_folder(program) / "program.sdfgz"))),
+        "fusion": describe_fusion(optimized) | {"blocking": describe_blocking(optimized)},
         "instrumented": counts, "compile_s": compile_seconds, "instrumented_step_s": wall, "steps": steps + 1,
     }
 

@@ -60,12 +60,20 @@ def test_a_level_that_fits_one_block_is_left_alone(merged):
     assert tile_fused_maps(copy.deepcopy(merged)) == 0
 
 
-def test_blocking_keeps_every_point_once(merged):
+def test_blocking_adds_one_block_loop_and_describes_it(merged):
+    from orchestra.passes.fusion.tiling import describe_blocking
+
+    assert {"kernel": ["laplacian", "update", "smooth"], "blocked": False, "why": "one block holds every row"} in (
+        describe_blocking(merged)
+    )
     sdfg = copy.deepcopy(merged)
     assert tile_fused_maps(sdfg, budget=1) == 1
     sdfg.validate()
     tiled = [n for s in sdfg.all_states() for n in s.nodes() if "_blocks" in getattr(n, "label", "")]
     assert len(tiled) == 2  # one entry, one exit
+    described = describe_blocking(sdfg)
+    assert {"kernel": ["laplacian", "update", "smooth"], "blocked": True, "blocks": 3} in described
+    assert {"kernel": ["above"], "blocked": False, "why": "fewer than two horizontal maps"} in described
 
 
 def _blocked(tmp_path) -> list[np.ndarray]:

@@ -269,3 +269,39 @@ def _reroute_outputs(state: Any, outer_exit: Any, inner_exit: Any) -> None:
             state.add_edge(edge.src, edge.src_conn, inner_exit, "IN_" + name, copy.deepcopy(edge.data))
             state.add_edge(inner_exit, "OUT_" + name, outer_exit, edge.dst_conn, copy.deepcopy(edge.data))
         state.remove_edge(edge)
+
+
+def _is_outermost(node: Any, children: dict, outer: Any, blocks: list) -> bool:
+    """True if ``node`` is a map directly in ``outer`` or directly in its block map."""
+    return node in children[outer] or any(node in children[block] for block in blocks)
+
+
+def describe_blocking(sdfg: Any) -> list[dict[str, Any]]:
+    """Per vertical map with horizontal maps inside (top level of each state): blocked or why not.
+
+    Each entry: ``kernel`` (the stencils whose maps it runs, in order),
+    ``blocked`` (bool), and ``rows`` (per block) or ``why`` (the reason
+    :func:`plan_blocks` gives with the default budget).
+    """
+    from dace.sdfg import nodes
+    from dace.sdfg.utils import dfs_topological_sort
+
+    found = []
+    for state in sdfg.all_states():
+        children = state.scope_children()
+        for entry in children[None]:
+            if not isinstance(entry, nodes.MapEntry) or len(entry.map.params) != 1:
+                continue
+            body = set(state.scope_subgraph(entry, include_entry=False, include_exit=False).nodes())
+            inner = [n for n in dfs_topological_sort(state, [entry]) if n in body and isinstance(n, nodes.MapEntry)]
+            blocks = [n for n in inner if n.map.label.endswith("_blocks")]
+            names = [n.map.label.split("__")[0] for n in inner if n not in blocks and _is_outermost(n, children, entry, blocks)]
+            kernel = [name for i, name in enumerate(names) if i == 0 or names[i - 1] != name]
+            if blocks:
+                begin, end, _ = blocks[0].map.range[0]
+                found.append({"kernel": kernel, "blocked": True, "blocks": int(end) - int(begin) + 1})
+            elif inner:
+                plan = plan_blocks(state, entry, children)
+                why = plan if isinstance(plan, str) else "blocking was not selected"
+                found.append({"kernel": kernel, "blocked": False, "why": why})
+    return found
