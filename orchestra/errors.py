@@ -25,3 +25,7 @@ class StaleArgumentsError(OrchestraError, TypeError):
 
 class RankDisagreementError(OrchestraError):
     """Ranks that must share one build computed different build inputs."""
+
+
+class StencilArgumentError(BuildError, ValueError):
+    """A stencil call in orchestrated code passes arguments Python mode would refuse."""

@@ -14,18 +14,23 @@ whole call tree.
 
 from __future__ import annotations
 
+import enum
 import functools
 import inspect
 import logging
 import sys
+import numbers
 import types
 from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
 
 from orchestra.arguments import CallBinder, folded_identity
 from orchestra.config import DaceConfig, DaCeOrchestration, log_level
 from orchestra.distributed import BuildCoordinator, CodePathClass, code_path_class
 from orchestra.errors import BuildError
 from orchestra.fast_call import FastCaller
+from orchestra.folded_values import FoldedValues
 from orchestra.pipeline.request import BuildRequest
 from orchestra.pipeline.stages import OptimizeOptions
 from orchestra.toolchain import GpuTarget, dace_settings, prepare_gt4py
@@ -47,6 +52,30 @@ def compiletime_type(cls: type) -> type:
 
 def _is_compiletime_annotation(annotation: Any) -> bool:
     return isinstance(annotation, type) and any(issubclass(annotation, t) for t in _COMPILETIME_TYPES)
+
+
+def _is_compiletime_value(value: Any) -> bool:
+    """An argument folded in at parse time: a declared compile-time type, or an object DaCe cannot type.
+
+    A model state or grid passed as an argument (``model(state)``, the code
+    reading ``state.h``) has no DaCe data descriptor: DaCe refused the whole
+    program ("Could not create a DaCe data descriptor"). Folded in like a
+    :func:`compiletime_type` object, its arrays are read on every call and
+    another object selects another program (:func:`orchestra.arguments.folded_identity`).
+    """
+    if type(value) in _COMPILETIME_TYPES or any(isinstance(value, t) for t in _COMPILETIME_TYPES):
+        return True
+    if value is None or isinstance(value, (numbers.Number, str, bytes, enum.Enum, np.generic)):
+        return False
+    if hasattr(value, "shape") and hasattr(value, "dtype") or callable(value):
+        return False
+    from dace import data
+
+    try:
+        data.create_datadescriptor(value)
+    except (TypeError, ValueError):
+        return True
+    return False
 
 
 def _with_compiletime_annotations(function: Callable, names: set[str]) -> Callable:
@@ -91,7 +120,9 @@ class OrchestratedProgram:
         self._caller: Optional[FastCaller] = None
         self._binder = CallBinder(function, is_method=method_object is not None, label=self.label_of(function, method_object))
         self._constant: frozenset = frozenset()  # compile-time arguments, known once parsed
-        self._callers: dict[tuple, tuple] = {}  # folded values -> (FastCaller, the call that obtained it)
+        # folded arguments -> [(values folded through self and globals, FastCaller, the call that obtained it)]
+        self._callers: dict[tuple, list[tuple[FoldedValues, FastCaller, tuple, dict]]] = {}
+        self._last_values: Optional[FoldedValues] = None  # those of the program the last call ran
         self._build_only = False
         self.build_seconds: Optional[float] = None
         self.load_seconds: Optional[float] = None
@@ -132,7 +163,7 @@ class OrchestratedProgram:
                 if _is_compiletime_annotation(parameter.annotation):
                     names.add(parameter.name)
             for parameter, value in zip(parameters, args or ()):
-                if type(value) in _COMPILETIME_TYPES or any(isinstance(value, t) for t in _COMPILETIME_TYPES):
+                if _is_compiletime_value(value):
                     names.add(parameter.name)
             function = _with_compiletime_annotations(self.function, names)
             device = dace.DeviceType.GPU if self.config.on_gpu else dace.DeviceType.CPU
@@ -153,7 +184,24 @@ class OrchestratedProgram:
         return self.dace_program().__sdfg_closure__(reevaluate)
 
     def closure_resolver(self, constant_args: Any, given_args: Any, parent_closure: Any = None) -> Any:
-        return self.dace_program().closure_resolver(constant_args, given_args, parent_closure)
+        return self.current_program().closure_resolver(constant_args, given_args, parent_closure)
+
+    def current_program(self, args: Optional[tuple] = None) -> Any:
+        """The DaceProgram with its view of module globals renewed, before its closure is resolved.
+
+        DaCe copies a function's globals when it creates the program and reads
+        folded module constants from that copy; a constant changed since then
+        would be keyed and parsed with its old value (``Python`` mode uses the
+        new one). DaCe renews the copy in its own ``__call__``, which
+        orchestra does not use, so every resolution here renews it.
+        """
+        from dace.frontend.python.parser import _get_locals_and_globals
+
+        program = self.dace_program(args)
+        program.global_vars = _get_locals_and_globals(program.f)
+        if program.methodobj is not None:
+            program.global_vars[program.objname] = program.methodobj
+        return program
 
     def build_identity(self) -> dict[str, Any]:
         from orchestra.call_tree import function_name, source_digest
@@ -169,7 +217,7 @@ class OrchestratedProgram:
         caller = None
         if self._program is not None:  # one program per distinct set of folded values
             folded = folded_identity(self._constant, self._program.argnames, args, kwargs)
-            caller = self._callers.get(folded, (None,))[0]
+            caller = self._select(self._callers.get(folded, ()))
         if caller is None:
             if self._build_only:
                 return None
@@ -179,9 +227,23 @@ class OrchestratedProgram:
             program = self.dace_program()
             self._constant = frozenset(program.constant_args)
             folded = folded_identity(self._constant, program.argnames, args, kwargs)
-            self._callers[folded] = (caller, args, kwargs)  # keeps folded objects alive (identity)
-            self._caller = caller
+            values = FoldedValues.of(program, _compiletime_values(program, args, kwargs))
+            # keeps folded objects alive (identity); the newest program is tried first
+            self._callers.setdefault(folded, []).insert(0, (values, caller, args, kwargs))
+            self._caller, self._last_values = caller, values
         return caller(args, kwargs)
+
+    def _select(self, candidates: Sequence[tuple[FoldedValues, FastCaller, tuple, dict]]) -> Optional[FastCaller]:
+        """The program whose folded values (``self.n``, module constants...) all still hold, if any."""
+        for values, caller, _args, _kwargs in candidates:
+            if values.changed() is None:
+                self._last_values = values
+                return caller
+        if self._last_values is not None:  # what changed since the last call
+            reason = self._last_values.changed()
+            if reason is not None:
+                log.info("%s: %s; obtaining the program for the new value", self.label, reason)
+        return None
 
     @property
     def fast_caller(self) -> Optional[FastCaller]:
@@ -232,7 +294,7 @@ class OrchestratedProgram:
         code_path, tile = self._code_path()
         return BuildRequest(
             label=self.label,
-            program=self.dace_program(args),
+            program=self.current_program(args),
             function=self.function,
             args=args,
             kwargs=kwargs,
@@ -261,6 +323,12 @@ class OrchestratedProgram:
             raise SystemExit(0)
         self._build_only = True
         return None
+
+
+def _compiletime_values(program: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """This call's compile-time arguments by name (where folded expressions like ``state.dt`` start)."""
+    given = dict(zip(program.argnames, args)) | dict(kwargs)
+    return {name: given[name] for name in program.constant_args if name in given}
 
 
 _PATCHED_CLASSES: dict[type, type] = {}

@@ -23,12 +23,24 @@ HINT = (
 
 
 def location_of(error: BaseException, function: Optional[Callable]) -> str:
-    """``file:line`` of the construct DaCe refused (its own text first), else of ``function``."""
+    """``file:line`` of the construct DaCe refused (its own text first), else of ``function``.
+
+    An error raised by code DaCe called while parsing (a stencil's argument
+    check) carries no location in its text; the statement DaCe was reading
+    then is in the parser's frame on the traceback.
+    """
+    from orchestra.errors import OrchestraError
+
+    statement = _statement_being_parsed(error)
+    if statement and isinstance(error, OrchestraError):
+        return statement
     for text in (str(error), str(getattr(error, "__cause__", "") or "")):
         match = _LOCATION.search(text)
         if match:
             path, line = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
             return f"{path}:{line}"
+    if statement:
+        return statement
     if function is not None:
         try:
             function = inspect.unwrap(function)
@@ -38,8 +50,28 @@ def location_of(error: BaseException, function: Optional[Callable]) -> str:
     return "<unknown location>"
 
 
+def _statement_being_parsed(error: BaseException) -> Optional[str]:
+    """``file:line`` of the innermost statement a DaCe parser was visiting when ``error`` was raised."""
+    found, frame = None, error.__traceback__
+    while frame is not None:
+        info = getattr(frame.tb_frame.f_locals.get("visitor"), "current_lineinfo", None)
+        if getattr(info, "filename", None) and getattr(info, "start_line", None):
+            found = f"{info.filename}:{info.start_line}"
+        frame = frame.tb_next
+    return found
+
+
 def explain_unreadable(error: BaseException, label: str, function: Optional[Callable], step: str) -> str:
-    """One message: where, what DaCe said (first line), how to fix it."""
+    """One message: where, what DaCe said (first line), how to fix it.
+
+    An error orchestra raised on purpose while DaCe parsed (a stencil call's
+    arguments, :mod:`orchestra.stencil_arguments`) already says how to fix
+    it: its whole message follows the location, without the generic hint.
+    """
+    from orchestra.errors import OrchestraError
+
+    if isinstance(error, OrchestraError):
+        return f"{step} {label} failed at {location_of(error, function)}: {error}"
     reason = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
     return f"{step} {label} failed at {location_of(error, function)}: {type(error).__name__}: {reason}. {HINT}"
 

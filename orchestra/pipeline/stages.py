@@ -114,7 +114,9 @@ def parse(program: Any, args: tuple, kwargs: dict, save_to: Optional[Path] = Non
     except Exception as error:
         from orchestra.pipeline.diagnostics import explain_unreadable, function_of
 
-        raise BuildError(explain_unreadable(error, program.name, function_of(program), "parsing")) from error
+        message = explain_unreadable(error, program.name, function_of(program), "parsing")
+        kind = type(error) if isinstance(error, BuildError) else BuildError
+        raise kind(message) from error
     finally:
         quiet.__exit__(None, None, None)
     _save_stage(sdfg, save_to, "0_parsed")

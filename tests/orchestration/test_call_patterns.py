@@ -96,8 +96,8 @@ def built_layout(program, arrays, scalars, keywords):
     if program._program is None:
         return None
     folded = folded_identity(program._constant, program._program.argnames, args, kwargs)
-    obtained = program._callers.get(folded)
-    return None if obtained is None else strides_of(obtained[1][:2])
+    obtained = program._callers.get(folded)  # [(folded values, caller, args, kwargs)], newest first
+    return None if not obtained else strides_of(obtained[0][2][:2])
 
 
 def arrays_for(roles: str, q, a, spare):
