@@ -137,7 +137,18 @@ class FrozenStencil:
         return str(getattr(self.stencil_object, "_gt_id_", ""))
 
     # --- DaCe's SDFGConvertible protocol: inlined when called from orchestrated code
+    def _require_dace_backend(self) -> None:
+        if not self.backend.startswith("dace"):
+            from orchestra.errors import ConfigurationError
+
+            raise ConfigurationError(
+                f"stencil {self.name!r} is built for backend {self.backend!r}, but orchestrated code inlines "
+                "only stencils of a DaCe backend; build it with the DaceConfig's backend "
+                "(FrozenStencil(..., backend=config.backend))"
+            )
+
     def __sdfg__(self, *args: Any, **kwargs: Any):
+        self._require_dace_backend()
         self._check_arguments(args, kwargs)
         with gt4py_cache_lock():
             sdfg = self.stencil_object.__sdfg__(*args, origin=self.origin, domain=self.domain, **kwargs)
@@ -159,6 +170,7 @@ class FrozenStencil:
         check_stencil_arguments(self.name, args_data, names, args, kwargs, self.origin, self.domain)
 
     def __sdfg_signature__(self):
+        self._require_dace_backend()
         return self.stencil_object.__sdfg_signature__()
 
     def __sdfg_closure__(self, *args: Any, **kwargs: Any) -> dict:

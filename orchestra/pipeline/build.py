@@ -10,20 +10,24 @@ Called only by the rank chosen to build the key, under the key's lock.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import json
 import logging
+import shutil
 import socket
 import time
 import warnings
 from pathlib import Path
+from typing import Iterator
 
 from orchestra.cache.entry import BuildEntry
 from orchestra.cache.fingerprint import canonical
 from orchestra.cache.manifest import Manifest
 from orchestra.cache.store import BuildStore
 from orchestra.call_tree import function_name
+from orchestra.errors import BuildError
 from orchestra.passes.memory import format_memory_report
 from orchestra.pipeline.audit import ParseRecorder, audit_parse
 from orchestra.pipeline.request import KeyedRequest
@@ -47,8 +51,8 @@ def build_and_publish(keyed: KeyedRequest, store: BuildStore, rank: int = 0) -> 
     staging = store.staging_dir(key)
     save_to = staging if request.options.save_stages else None
     log.info("[rank %d] %s: building (key %s)", rank, request.label, key[:12])
-    with warnings.catch_warnings(record=True) as caught:  # DaCe and gt4py warn a lot: to a file
-        warnings.simplefilter("default")
+    with warnings.catch_warnings(record=True) as caught, _dace_debug_files_into(staging):
+        warnings.simplefilter("default")  # DaCe and gt4py warn a lot: to a file
         with ParseRecorder() as recorder:  # defence in depth: the parse may use nothing unkeyed
             parsed = parse(request.program, request.args, request.kwargs, save_to)
         audit_parse(recorder.records, parsed.sdfg, request.program.resolver, keyed.inputs,
@@ -76,6 +80,42 @@ def build_and_publish(keyed: KeyedRequest, store: BuildStore, rank: int = 0) -> 
     entry = store.publish(staging, manifest)
     log.info("[rank %d] %s: built in %.1f s -> %s", rank, request.label, seconds, entry.path)
     return BuiltEntry(entry, seconds)
+
+
+#: Where DaCe saves an SDFG that failed validation or code generation, relative to the working directory.
+DACE_DEBUG_FOLDER = Path("_dacegraphs")
+
+
+@contextlib.contextmanager
+def _dace_debug_files_into(staging: Path) -> Iterator[None]:
+    """Keep DaCe's copies of a failing SDFG with the failed build, not in the user's working directory.
+
+    On an invalid SDFG or a code-generation failure DaCe writes
+    ``_dacegraphs/invalid.sdfgz`` (or ``failing.sdfgz``) into the current
+    directory, wherever the model runs. Files it wrote during this build move
+    into the build's staging folder (kept after a failure for inspection,
+    removed by ``orchestra cache clean``), the folder goes if DaCe made it,
+    and the error names where the copy is.
+    """
+    folder = DACE_DEBUG_FOLDER.resolve()
+    existed = folder.is_dir()
+    before = {path: path.stat().st_mtime_ns for path in folder.iterdir()} if existed else {}
+    try:
+        yield
+    except BuildError as error:
+        kept = []
+        if folder.is_dir():
+            for path in sorted(folder.iterdir()):
+                if path.is_file() and before.get(path) != path.stat().st_mtime_ns:
+                    target = staging / "dace_debug" / path.name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.move(str(path), target)
+                    kept.append(target)
+            if not existed and not any(folder.iterdir()):
+                folder.rmdir()
+        if not kept:
+            raise
+        raise type(error)(f"{error} (DaCe's copy of the failing SDFG: {', '.join(map(str, kept))})") from error
 
 
 #: The build's warnings (DaCe's and gt4py's), one per line, next to its library.

@@ -118,3 +118,18 @@ def test_exactly_large_enough_and_lower_dimensional_fields_run(which, tmp_path):
         results.append(np.asarray(arguments[1]).copy())
     assert np.array_equal(results[0].view(np.uint8), results[1].view(np.uint8))
     assert not np.array_equal(results[0], np.asarray(_arguments()[1]))  # the stencil wrote y
+
+
+def test_a_stencil_of_another_backend_is_refused_with_the_fix(tmp_path):
+    from orchestra import ConfigurationError
+
+    class Mixed:
+        def __init__(self, config: DaceConfig) -> None:
+            self.difference = FrozenStencil(difference, backend="numpy", origin=(1, 0, 0), domain=(6, 7, 4))
+            orchestrate(obj=self, config=config)
+
+        def __call__(self, x, y):
+            self.difference(x, y)
+
+    with pytest.raises(ConfigurationError, match=r"'difference' is built for backend 'numpy'.*backend=config\.backend"):
+        Mixed(_config("BuildAndRun", tmp_path))(*_arguments()[:2])
