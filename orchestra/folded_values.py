@@ -18,9 +18,9 @@ of a compile-time argument does. Values are compared by type and value
 (NaN equals NaN); an object DaCe folded as a whole is compared by type, as
 the key does. The stencils and components ``self`` holds and the build
 called are compared by identity: a model that assigns another stencil to
-``self.step`` runs the new one. Cost: about 0.15 us per entry (the dycore
-has 7 values and 24 callees held by components: 5 us per call, against 0.5
-to 40 ms per step).
+``self.step`` runs the new one. Cost: the dycore has 7 values and 24
+callees held by components, checked in about 3 us per call
+(``scripts/time_folded_values.py``), against 0.5 to 40 ms per step.
 """
 
 from __future__ import annotations
@@ -79,13 +79,23 @@ def _reader(expression: str, globals_: dict, locals_: dict) -> Callable[[], Any]
 class FoldedValues:
     """Every value one program's build folded in; :meth:`changed` says whether any differs now."""
 
-    __slots__ = ("values", "_identities", "_others")
+    __slots__ = ("values", "_owners", "_names", "_held", "_others")
 
     def __init__(self, values: list[FoldedValue]) -> None:
         self.values = tuple(values)
         # the per-call check, flattened: identities first (most entries), then compared values
-        self._identities = tuple((v.current, v.built) for v in self.values if v.same is _identical)
-        self._others = tuple((v.current, v.same, v.built) for v in self.values if v.same is not _identical)
+        # callees held as ``self.attribute``: read and compared in two C-level passes
+        held, others = [], []
+        for value in self.values:
+            place = _held_in_dict(value)
+            if value.same is _identical and place is not None:
+                held.append((*place, value.built))
+            else:
+                others.append((value.current, value.same, value.built))
+        self._owners = tuple(owner for owner, _, _ in held)
+        self._names = tuple(name for _, name, _ in held)
+        self._held = tuple(built for _, _, built in held)
+        self._others = tuple(others)
 
     @classmethod
     def of(cls, program: Any, compiletime: Optional[dict[str, Any]] = None) -> "FoldedValues":
@@ -102,7 +112,7 @@ class FoldedValues:
     def changed(self) -> Optional[str]:
         """``None`` if every value is still the one built in, else what changed (for the log)."""
         try:
-            if all(read() is built for read, built in self._identities) and all(
+            if all(map(operator.is_, map(dict.get, self._owners, self._names), self._held)) and all(
                 same(read(), built) for read, same, built in self._others
             ):
                 return None
@@ -187,6 +197,16 @@ def _identical(now: Any, built: Any) -> bool:
 
 def _identical_items(now: Any, built: tuple) -> bool:
     return isinstance(now, (list, tuple)) and len(now) == len(built) and all(a is b for a, b in zip(now, built))
+
+
+def _held_in_dict(value: FoldedValue) -> Optional[tuple[dict, str]]:
+    """(the owner's ``__dict__``, the attribute) when ``value`` reads ``self.attribute`` directly."""
+    reader = value.current
+    if isinstance(reader, functools.partial) and getattr(reader.func, "__name__", "") == "get":
+        owner = getattr(reader.func, "__self__", None)
+        if isinstance(owner, dict) and len(reader.args) == 1:
+            return owner, reader.args[0]
+    return None
 
 
 def _is_literal(expression: str) -> bool:
