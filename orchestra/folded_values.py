@@ -58,21 +58,19 @@ _ATTRIBUTES = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 def _reader(expression: str, globals_: dict, locals_: dict) -> Callable[[], Any]:
     """A function reading ``expression`` now: an attribute chain directly (0.1 us), else ``eval``."""
-    if _ATTRIBUTES.fullmatch(expression):
-        root, _, rest = expression.partition(".")
-        if root in locals_:
-            obj = locals_[root]
-            if rest and "." not in rest and isinstance(getattr(obj, "__dict__", None), dict) and rest in vars(obj):
-                return functools.partial(vars(obj).get, rest)  # self.attribute: a dict lookup
-        elif root in globals_:
-            if not rest:
-                return lambda: globals_[root]  # a module constant, read live
-            return lambda: operator.attrgetter(rest)(globals_[root])
-        else:
-            root = ""  # a builtin, say: read by eval below
-        if root:
-                return (lambda: obj) if not rest else functools.partial(operator.attrgetter(rest), obj)
-    code = compile(expression, f"<orchestra folded {expression}>", "eval")
+    root, _, rest = expression.partition(".")
+    if _ATTRIBUTES.fullmatch(expression) and root in locals_:
+        obj = locals_[root]
+        if not rest:
+            return lambda: obj
+        if "." not in rest and isinstance(getattr(obj, "__dict__", None), dict) and rest in vars(obj):
+            return functools.partial(vars(obj).get, rest)  # self.attribute: one dict lookup
+        return functools.partial(operator.attrgetter(rest), obj)
+    if _ATTRIBUTES.fullmatch(expression) and root in globals_:
+        if not rest:
+            return lambda: globals_[root]  # a module constant, read live
+        return lambda: operator.attrgetter(rest)(globals_[root])
+    code = compile(expression, f"<orchestra folded {expression}>", "eval")  # subscripts, builtins
     return lambda: eval(code, globals_, locals_)  # noqa: S307 (DaCe's own expression)
 
 
@@ -83,8 +81,8 @@ class FoldedValues:
 
     def __init__(self, values: list[FoldedValue]) -> None:
         self.values = tuple(values)
-        # the per-call check, flattened: identities first (most entries), then compared values
-        # callees held as ``self.attribute``: read and compared in two C-level passes
+        # the per-call check, flattened: callees held as ``self.attribute`` (most entries) read
+        # and compared by identity in two C-level passes, then every other value
         held, others = [], []
         for value in self.values:
             place = _held_in_dict(value)
