@@ -18,8 +18,8 @@ import enum
 import functools
 import inspect
 import logging
-import sys
 import numbers
+import sys
 import types
 from typing import Any, Callable, Optional, Sequence
 
@@ -67,7 +67,7 @@ def _is_compiletime_value(value: Any) -> bool:
         return True
     if value is None or isinstance(value, (numbers.Number, str, bytes, enum.Enum, np.generic)):
         return False
-    if hasattr(value, "shape") and hasattr(value, "dtype") or callable(value):
+    if (hasattr(value, "shape") and hasattr(value, "dtype")) or callable(value):
         return False
     from dace import data
 

@@ -148,26 +148,21 @@ class FrozenStencil:
             )
 
     def __sdfg__(self, *args: Any, **kwargs: Any):
-        self._require_dace_backend()
-        self._check_arguments(args, kwargs)
-        with gt4py_cache_lock():
-            sdfg = self.stencil_object.__sdfg__(*args, origin=self.origin, domain=self.domain, **kwargs)
-        _restore_dropped_parameters(sdfg, self.__sdfg_signature__()[0], args, kwargs)
-        _tighten_horizontal_bounds(sdfg, self.stencil_object.field_info, self.origin, self.domain)
-        return sdfg
-
-    def _check_arguments(self, args: tuple, kwargs: dict) -> None:
-        """Refuse, while parsing, a call Python mode would refuse (:mod:`orchestra.stencil_arguments`)."""
-        builder = getattr(self.stencil_object, "builder", None)
-        if builder is None:
-            return
         from gt4py.cartesian.backend.module_generator import make_args_data_from_gtir
 
         from orchestra.stencil_arguments import check_stencil_arguments
 
-        args_data = make_args_data_from_gtir(builder.gtir_pipeline)
+        self._require_dace_backend()
+        # gt4py's field and parameter information, from the IR (no build)
+        args_data = make_args_data_from_gtir(self.stencil_object.builder.gtir_pipeline)
         names = self.__sdfg_signature__()[0]
+        # refuse, while parsing, the arrays Python mode would refuse
         check_stencil_arguments(self.name, args_data, names, args, kwargs, self.origin, self.domain)
+        with gt4py_cache_lock():
+            sdfg = self.stencil_object.__sdfg__(*args, origin=self.origin, domain=self.domain, **kwargs)
+        _restore_dropped_parameters(sdfg, names, args, kwargs)
+        _tighten_horizontal_bounds(sdfg, args_data.field_info, self.origin, self.domain)
+        return sdfg
 
     def __sdfg_signature__(self):
         self._require_dace_backend()
