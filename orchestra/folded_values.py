@@ -37,14 +37,18 @@ from typing import Any, Callable, Optional
 class FoldedValue:
     """One folded value: where it is read from, the code that reads it, the value built in."""
 
-    __slots__ = ("where", "expression", "built", "current", "same")
+    __slots__ = ("where", "expression", "built", "current", "same", "place")
 
     def __init__(
         self, where: str, expression: str, namespace: tuple[dict, dict], built: Any,
         same: Optional[Callable[[Any, Any], bool]] = None,
     ) -> None:
         self.where, self.expression, self.built = where, expression, built
-        self.current = _reader(expression, *namespace)
+        #: (the owner's ``__dict__``, the attribute) when the expression is ``self.attribute``
+        self.place: Optional[tuple[dict, str]] = _attribute_place(expression, namespace[1])
+        self.current = (
+            functools.partial(self.place[0].get, self.place[1]) if self.place else _reader(expression, *namespace)
+        )
         self.same = same or _same
 
     @property
@@ -56,16 +60,21 @@ class FoldedValue:
 _ATTRIBUTES = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
+def _attribute_place(expression: str, locals_: dict) -> Optional[tuple[dict, str]]:
+    """``(vars(self), "attribute")`` for ``self.attribute`` held in the instance dict, else None."""
+    root, _, rest = expression.partition(".")
+    if not _ATTRIBUTES.fullmatch(expression) or root not in locals_ or not rest or "." in rest:
+        return None
+    owner = getattr(locals_[root], "__dict__", None)
+    return (owner, rest) if isinstance(owner, dict) and rest in owner else None
+
+
 def _reader(expression: str, globals_: dict, locals_: dict) -> Callable[[], Any]:
     """A function reading ``expression`` now: an attribute chain directly (0.1 us), else ``eval``."""
     root, _, rest = expression.partition(".")
     if _ATTRIBUTES.fullmatch(expression) and root in locals_:
         obj = locals_[root]
-        if not rest:
-            return lambda: obj
-        if "." not in rest and isinstance(getattr(obj, "__dict__", None), dict) and rest in vars(obj):
-            return functools.partial(vars(obj).get, rest)  # self.attribute: one dict lookup
-        return functools.partial(operator.attrgetter(rest), obj)
+        return (lambda: obj) if not rest else functools.partial(operator.attrgetter(rest), obj)
     if _ATTRIBUTES.fullmatch(expression) and root in globals_:
         if not rest:
             return lambda: globals_[root]  # a module constant, read live
@@ -85,9 +94,8 @@ class FoldedValues:
         # and compared by identity in two C-level passes, then every other value
         held, others = [], []
         for value in self.values:
-            place = _held_in_dict(value)
-            if value.same is _identical and place is not None:
-                held.append((*place, value.built))
+            if value.same is _identical and value.place is not None:
+                held.append((*value.place, value.built))
             else:
                 others.append((value.current, value.same, value.built))
         self._owners = tuple(owner for owner, _, _ in held)
@@ -195,16 +203,6 @@ def _identical(now: Any, built: Any) -> bool:
 
 def _identical_items(now: Any, built: tuple) -> bool:
     return isinstance(now, (list, tuple)) and len(now) == len(built) and all(a is b for a, b in zip(now, built))
-
-
-def _held_in_dict(value: FoldedValue) -> Optional[tuple[dict, str]]:
-    """(the owner's ``__dict__``, the attribute) when ``value`` reads ``self.attribute`` directly."""
-    reader = value.current
-    if isinstance(reader, functools.partial) and getattr(reader.func, "__name__", "") == "get":
-        owner = getattr(reader.func, "__self__", None)
-        if isinstance(owner, dict) and len(reader.args) == 1:
-            return owner, reader.args[0]
-    return None
 
 
 def _is_literal(expression: str) -> bool:

@@ -12,6 +12,8 @@ import inspect
 import re
 from typing import Any, Callable, Optional
 
+from orchestra.errors import OrchestraError
+
 _LOCATION = re.compile(r'(?:File "([^"]+)", line (\d+))|(?:\(([^():]+\.py):(\d+)\))')
 
 HINT = (
@@ -29,8 +31,6 @@ def location_of(error: BaseException, function: Optional[Callable]) -> str:
     check) carries no location in its text; the statement DaCe was reading
     then is in the parser's frame on the traceback.
     """
-    from orchestra.errors import OrchestraError
-
     statement = _statement_being_parsed(error)
     if statement and isinstance(error, OrchestraError):
         return statement
@@ -68,8 +68,6 @@ def explain_unreadable(error: BaseException, label: str, function: Optional[Call
     arguments, :mod:`orchestra.stencil_arguments`) already says how to fix
     it: its whole message follows the location, without the generic hint.
     """
-    from orchestra.errors import OrchestraError
-
     if isinstance(error, OrchestraError):
         return f"{step} {label} failed at {location_of(error, function)}: {error}"
     reason = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
