@@ -159,6 +159,8 @@ def dace_settings(
     """
     from dace.config import Config
 
+    from orchestra.frontend import source_rewrites
+
     changes = [(path, value) for path, value, _ in DACE_SETTINGS] + list(extra)
     if gpu is not None:
         changes += list(gpu.dace_extra())
@@ -175,7 +177,8 @@ def dace_settings(
     if cmake_dir is not None:
         os.environ["PATH"] = os.pathsep.join([cmake_dir, old_path] if old_path else [cmake_dir])
     try:
-        yield
+        with source_rewrites():  # model source DaCe refuses, rewritten to what it means (orchestra.frontend)
+            yield
     finally:
         if cmake_dir is not None:
             if old_path is None:

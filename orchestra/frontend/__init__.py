@@ -1,0 +1,39 @@
+"""Model source as it is written, made parseable by DaCe: rewrites of each function before DaCe reads it.
+
+Model code written for NDSL and Pace uses Python that DaCe's frontend refuses
+although its meaning is fixed when the program is parsed: a list of stencils
+indexed by a loop variable, a local alias of a component (``g = self.grid``),
+a callback whose result type is written on the callback, not on the variable
+receiving it. orchestra rewrites the syntax tree of every function DaCe
+parses for it (the orchestrated method and every callee DaCe parses in turn,
+at any depth) into the equivalent form DaCe accepts, once, before DaCe's own
+preprocessing:
+
+- :mod:`~orchestra.frontend.aliases`: a local bound once to an attribute path
+  (``st = self.stencils[n]``) is replaced by that path where it is used.
+- :mod:`~orchestra.frontend.loops`: a loop whose body indexes a compile-time
+  collection (a list or dict of stencils, components or arrays held by the
+  model) with the loop variable is unrolled (``dace.unroll``); other loops
+  stay loops.
+- :mod:`~orchestra.frontend.callbacks`: a callback (a decorated function, such
+  as a ``dace_inhibitor`` method) used in an expression or returning a tuple
+  gets its result type from its return annotation; a result of unknown type
+  is refused at parse time, naming the line and the annotation to add.
+
+The contract: a rewrite changes only syntax DaCe cannot parse, into code with
+the same meaning in Python. What the rewritten program folds in (an unrolled
+loop's bound, each list element it calls) is read by DaCe's closure
+resolution like any other value read through ``self``, so it enters the
+cache key and is compared on every call (:mod:`orchestra.folded_values`);
+the rewrites are orchestra's code, keyed with orchestra's sources. The
+original source stays what the key's source digest reads, and error
+messages name the model's own file and lines (line numbers are kept).
+
+:func:`source_rewrites` installs the rewrites into DaCe's preprocessor for
+the duration of a ``with`` block (:func:`orchestra.toolchain.dace_settings`
+enters it); outside it, DaCe is unchanged.
+"""
+
+from orchestra.frontend.hook import source_rewrites
+
+__all__ = ["source_rewrites"]

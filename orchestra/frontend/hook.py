@@ -1,0 +1,93 @@
+"""Where the rewrites enter DaCe: around ``preprocess_dace_program``, for the function it parses.
+
+DaCe parses a function (the orchestrated method, a nested component's
+method, a helper it parses implicitly) in
+``dace.frontend.python.preprocessing.preprocess_dace_program(f, argtypes,
+global_vars, ...)``, which reads ``f``'s syntax tree with
+``astutils.function_to_ast(f)``. Inside :func:`source_rewrites` both are
+wrapped: the first records which function is being parsed and with which
+globals, the second rewrites that function's tree before returning it. The
+rewrites keep line numbers, so DaCe's messages name the model's lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import threading
+from typing import Any, Callable, Iterator
+
+from orchestra.frontend.aliases import replace_aliases
+from orchestra.frontend.callbacks import type_callback_results
+from orchestra.frontend.loops import UNROLL, unroll_collection_loops
+from orchestra.frontend.scope import ParseScope
+
+_state = threading.local()
+_install_lock = threading.Lock()
+
+
+def rewrite(tree: ast.Module, filename: str, namespace: dict[str, Any], runtime: set[str]) -> ast.Module:
+    """Apply every rewrite to the function definition in ``tree`` (DaCe's parse of one function)."""
+    import dace
+
+    definition = tree.body[0] if tree.body else None
+    if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return tree
+    replace_aliases(definition)
+    scope = ParseScope(definition, namespace, runtime)
+    if unroll_collection_loops(definition, scope):
+        namespace[UNROLL] = dace.unroll
+    type_callback_results(definition, scope, filename)
+    ast.fix_missing_locations(tree)
+    return tree
+
+
+@contextlib.contextmanager
+def source_rewrites() -> Iterator[None]:
+    """Within the block, every function DaCe parses is rewritten first (re-entrant, per thread)."""
+    from dace.frontend.python import astutils, preprocessing
+
+    depth = getattr(_state, "depth", 0)
+    if depth:
+        _state.depth = depth + 1
+        try:
+            yield
+        finally:
+            _state.depth = depth
+        return
+    with _install_lock:
+        original_preprocess = preprocessing.preprocess_dace_program
+        original_to_ast = astutils.function_to_ast
+        preprocessing.preprocess_dace_program = _preprocess(original_preprocess)
+        astutils.function_to_ast = _function_to_ast(original_to_ast)
+    _state.depth, _state.parsing = 1, []
+    try:
+        yield
+    finally:
+        _state.depth = 0
+        with _install_lock:
+            preprocessing.preprocess_dace_program = original_preprocess
+            astutils.function_to_ast = original_to_ast
+
+
+def _preprocess(original: Callable) -> Callable:
+    def preprocess_dace_program(f: Any, argtypes: dict, global_vars: dict, *args: Any, **kwargs: Any) -> Any:
+        _state.parsing.append((f, global_vars, set(argtypes)))
+        try:
+            return original(f, argtypes, global_vars, *args, **kwargs)
+        finally:
+            _state.parsing.pop()
+
+    return preprocess_dace_program
+
+
+def _function_to_ast(original: Callable) -> Callable:
+    def function_to_ast(f: Any) -> tuple:
+        tree, filename, line, source = original(f)
+        parsing = getattr(_state, "parsing", None)
+        if parsing and parsing[-1][0] is f:
+            _, namespace, runtime = parsing[-1]
+            tree = rewrite(tree, filename, namespace, runtime)
+        return tree, filename, line, source
+
+    return function_to_ast

@@ -1,0 +1,92 @@
+"""Loops over compile-time collections: ``for n in range(self.nmax): self.stencils[n](...)``.
+
+A list (or tuple, or dict) of stencils, components or arrays held by the
+model is known when the program is parsed, but an element chosen by a loop
+variable is not: DaCe refuses ``self.stencils[n]`` ("Try dace.unroll").
+NDSL's answer is a global DaCe setting that unrolls *every* loop (and model
+code then opts its long loops out with ``nounroll``). orchestra unrolls only
+the loops that need it: a loop whose body indexes such a collection with the
+loop variable (at any depth of the body, also through arithmetic: ``[n + 1]``)
+gets ``dace.unroll`` around its iterator; every other loop stays a loop.
+
+DaCe then unrolls it when its iterator is known at parse time (``range(self.nmax)``,
+a list, ``zip``/``enumerate`` of collections); the bound and each element
+called are read through ``self`` like any other folded value, so they are
+keyed and compared on every call. A loop with ``break``, ``continue`` or
+``else`` is left alone (DaCe cannot unroll it). Loops nest: an inner loop
+indexing ``self.stencils[n][m]`` is marked too, and unrolled once the outer
+one is.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from orchestra.frontend.scope import MISSING, ParseScope, path_names
+
+#: the name the rewritten iterator calls ``dace.unroll`` by (added to the parse's globals)
+UNROLL = "__orchestra_unroll__"
+
+_COLLECTIONS = (list, tuple, dict)
+
+
+def unroll_collection_loops(function: ast.FunctionDef, scope: ParseScope) -> int:
+    """Mark the loops of ``function`` that index a compile-time collection; returns how many."""
+    marker = _Marker(scope)
+    marker.visit(function)
+    return marker.marked
+
+
+class _Marker(ast.NodeVisitor):
+    def __init__(self, scope: ParseScope) -> None:
+        self.scope, self.marked = scope, 0
+
+    def visit_For(self, node: ast.For) -> None:
+        self.generic_visit(node)
+        if node.orelse or _breaks(node) or self._explicit(node.iter):
+            return
+        targets = {child.id for child in ast.walk(node.target) if isinstance(child, ast.Name)}
+        if any(self._indexes_collection(child, targets) for statement in node.body for child in ast.walk(statement)):
+            node.iter = ast.copy_location(
+                ast.Call(func=ast.Name(id=UNROLL, ctx=ast.Load()), args=[node.iter], keywords=[]), node.iter
+            )
+            self.marked += 1
+
+    def _explicit(self, iterator: ast.expr) -> bool:
+        """Already ``dace.unroll(...)``, ``dace.nounroll(...)`` or a map: the model decided."""
+        import dace
+        from dace.frontend.python.interface import nounroll, unroll
+
+        if not isinstance(iterator, ast.Call):
+            return False
+        if isinstance(iterator.func, ast.Name) and iterator.func.id == UNROLL:
+            return True
+        function = self.scope.value_of(iterator.func)
+        return function is not MISSING and any(function is known for known in (unroll, nounroll, dace.map))
+
+    def _indexes_collection(self, node: ast.AST, targets: set[str]) -> bool:
+        if not isinstance(node, ast.Subscript) or not (path_names(node.slice) & targets):
+            return False
+        return isinstance(self._known_prefix(node.value), _COLLECTIONS)
+
+    def _known_prefix(self, node: ast.AST) -> Any:
+        """The value of the longest prefix of ``node`` known at parse time (``self.s`` of ``self.s[n]``)."""
+        while True:
+            value = self.scope.value_of(node)
+            if value is not MISSING or not isinstance(node, (ast.Attribute, ast.Subscript)):
+                return value
+            node = node.value
+
+
+def _breaks(loop: ast.For) -> bool:
+    """``break`` or ``continue`` of this loop (not of a loop nested in it)."""
+    pending = list(loop.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(node, (ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    return False

@@ -1,0 +1,77 @@
+"""What the names in one function refer to while DaCe parses it.
+
+A rewrite may only rely on values fixed for the whole call: the model object
+(``self``), module globals, closure cells and compile-time arguments, none of
+them rebound inside the function. :class:`ParseScope` evaluates an *access
+path* (a name followed by attributes and constant subscripts:
+``self.stencils``, ``self.config.n_split``, ``tracers["qvapor"]``) rooted at
+such a name, exactly as DaCe's closure resolution will.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Iterable, Optional
+
+MISSING = object()
+
+
+def stored_names(nodes: Iterable[ast.AST]) -> set[str]:
+    """Every plain name bound anywhere in ``nodes`` (assignments, loop targets, ``with ... as``)."""
+    names: set[str] = set()
+    for node in nodes:
+        for child in ast.walk(node):
+            if isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)):
+                names.add(child.id)
+    return names
+
+
+def path_names(node: ast.AST) -> set[str]:
+    """The plain names an expression reads."""
+    return {child.id for child in ast.walk(node) if isinstance(child, ast.Name)}
+
+
+_INDEX_NODES = (ast.Constant, ast.Name, ast.BinOp, ast.UnaryOp, ast.Tuple,
+                ast.expr_context, ast.operator, ast.unaryop)
+
+
+def is_access_path(node: ast.AST) -> bool:
+    """A name followed by attributes and subscripts whose indices are constants, names and arithmetic."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Subscript) and not all(isinstance(part, _INDEX_NODES) for part in ast.walk(node.slice)):
+            return False
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def root_name(node: ast.AST) -> Optional[str]:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+class ParseScope:
+    """Names of one function whose values are known when it is parsed.
+
+    Args:
+        function: the function's syntax tree.
+        namespace: DaCe's globals for the parse (module globals, closure
+            cells, the model object under its parameter name, compile-time
+            arguments).
+        runtime: names of run-time arguments (arrays, scalars), never evaluated.
+    """
+
+    def __init__(self, function: ast.FunctionDef, namespace: dict[str, Any], runtime: Iterable[str]) -> None:
+        self.namespace = namespace
+        rebound = stored_names(function.body) | set(runtime)
+        self.fixed = {name for name in namespace if name not in rebound}
+
+    def value_of(self, node: ast.AST) -> Any:
+        """The value of an access path rooted at a fixed name, or :data:`MISSING`."""
+        if not is_access_path(node) or not path_names(node) <= self.fixed:
+            return MISSING
+        try:
+            code = compile(ast.fix_missing_locations(ast.Expression(body=node)), "<orchestra path>", "eval")
+            return eval(code, {"__builtins__": {}}, self.namespace)  # noqa: S307 (attribute path only)
+        except Exception:  # an attribute set later, an index out of range: not known here
+            return MISSING
