@@ -15,6 +15,10 @@ Example (numpy backend, runs anywhere)::
 
     stencil = FrozenStencil(double, backend="numpy", origin=(1, 1, 0), domain=(4, 4, 1))
     stencil(a, b)
+
+As in gt4py, ``origin`` may also be given per field: ``{"_all_": (3, 3, 0),
+"edge_w": (0, 3)}`` starts ``edge_w`` (an IJ field) at (0, 3) and every
+other field at (3, 3, 0) along the axes it has.
 """
 
 from __future__ import annotations
@@ -22,8 +26,9 @@ from __future__ import annotations
 import contextlib
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
+from orchestra.stencil_arguments import ALL_FIELDS, Origin, field_origin
 from orchestra.toolchain import prepare_gt4py
 
 _lock_depth = threading.local()
@@ -67,7 +72,10 @@ class FrozenStencil:
     Args:
         definition: the ``gtscript`` stencil definition function.
         backend: a gt4py backend name (``numpy``, ``gt:cpu_kfirst``, ``dace:cpu``...).
-        origin: the compute-domain start in each array, (i, j, k).
+        origin: the compute-domain start in each array, (i, j, k); or, as gt4py takes it,
+            a mapping of field names to their own origins (as many entries as the field has
+            axes, or axes and data dimensions) with an optional ``"_all_"`` (i, j, k) for the
+            fields it does not name.
         domain: the compute-domain size, (ni, nj, nk).
         externals: compile-time constants of the stencil (region offsets...).
         validate_args: let gt4py check arguments on each stencil-by-stencil call.
@@ -78,7 +86,7 @@ class FrozenStencil:
         definition: Callable,
         *,
         backend: str,
-        origin: Sequence[int],
+        origin: Union[Sequence[int], Mapping[str, Sequence[int]]],
         domain: Sequence[int],
         externals: Optional[Mapping[str, Any]] = None,
         validate_args: bool = True,
@@ -91,7 +99,7 @@ class FrozenStencil:
         _resolve_string_annotations(definition)
         self.definition = definition
         self.backend = backend
-        self.origin = tuple(int(value) for value in origin)
+        self.origin: Origin = _normalize_origin(self.name, origin)
         self.domain = tuple(int(value) for value in domain)
         self.externals = dict(externals or {})
         self.validate_args = validate_args
@@ -126,7 +134,7 @@ class FrozenStencil:
             "stencil": f"{self.definition.__module__}.{self.definition.__qualname__}",
             "gt_id": self._gt_id(),
             "backend": self.backend,
-            "origin": list(self.origin),
+            "origin": _canonical_origin(self.origin),
             "domain": list(self.domain),
         }
 
@@ -161,7 +169,7 @@ class FrozenStencil:
         with gt4py_cache_lock():
             sdfg = self.stencil_object.__sdfg__(*args, origin=self.origin, domain=self.domain, **kwargs)
         _restore_dropped_parameters(sdfg, names, args, kwargs)
-        _tighten_horizontal_bounds(sdfg, args_data.field_info, self.origin, self.domain)
+        _tighten_horizontal_bounds(sdfg, args_data.field_info, self.origin, self.domain)  # per field
         return sdfg
 
     def __sdfg_signature__(self):
@@ -178,6 +186,55 @@ class FrozenStencil:
 
     def __repr__(self) -> str:
         return f"FrozenStencil({self.name}, backend={self.backend!r}, origin={self.origin}, domain={self.domain})"
+
+
+def _normalize_origin(stencil: str, origin: Any) -> Origin:
+    """``origin`` as a tuple of ints, or a dict of field names to tuples of ints.
+
+    Raises :class:`~orchestra.errors.ConfigurationError`, naming the stencil,
+    for a mapping gt4py could not use: a key that is not a string, a value
+    that is not a sequence of integers, an ``"_all_"`` without three entries.
+    """
+    from orchestra.errors import ConfigurationError
+
+    if not isinstance(origin, Mapping):
+        return _origin_entries(stencil, "origin", origin)
+    normalized: dict[str, tuple[int, ...]] = {}
+    for key, value in origin.items():
+        if not isinstance(key, str):
+            raise ConfigurationError(
+                f"stencil {stencil!r}: origin key {key!r} is not a field name; an origin mapping maps field "
+                f"names (or {ALL_FIELDS!r}) to origins, e.g. {{{ALL_FIELDS!r}: (3, 3, 0), 'edge_w': (0, 3)}}"
+            )
+        normalized[key] = _origin_entries(stencil, f"origin[{key!r}]", value)
+    everywhere = normalized.get(ALL_FIELDS)
+    if everywhere is not None and len(everywhere) != 3:
+        raise ConfigurationError(
+            f"stencil {stencil!r}: origin[{ALL_FIELDS!r}] is {everywhere}; it needs three entries (i, j, k)"
+        )
+    return normalized
+
+
+def _origin_entries(stencil: str, what: str, value: Any) -> tuple[int, ...]:
+    """One origin as a tuple of ints; a clear error for anything else (a number, a string, ``None``)."""
+    from orchestra.errors import ConfigurationError
+
+    try:
+        if isinstance(value, (str, bytes, Mapping)):
+            raise TypeError(type(value).__name__)
+        return tuple(int(entry) for entry in value)
+    except (TypeError, ValueError) as error:
+        raise ConfigurationError(
+            f"stencil {stencil!r}: {what} must be a sequence of integers, got {value!r} ({error}); give a tuple "
+            f"such as (3, 3, 0), or a mapping of field names to tuples with an optional {ALL_FIELDS!r} default"
+        ) from None
+
+
+def _canonical_origin(origin: Origin) -> Any:
+    """The origin as the cache key holds it: a list, or a dict of lists sorted by field name."""
+    if isinstance(origin, Mapping):
+        return {name: list(origin[name]) for name in sorted(origin)}
+    return list(origin)
 
 
 def _restore_dropped_parameters(sdfg: Any, names: list[str], args: tuple, kwargs: dict) -> None:
@@ -206,7 +263,7 @@ def _restore_dropped_parameters(sdfg: Any, names: list[str], args: tuple, kwargs
             sdfg.add_scalar(name, dace.dtypes.typeclass(type(value)))
 
 
-def _tighten_horizontal_bounds(sdfg: Any, field_info: Mapping[str, Any], origin: Any, domain: Any) -> None:
+def _tighten_horizontal_bounds(sdfg: Any, field_info: Mapping[str, Any], origin: Origin, domain: Any) -> None:
     """End each field's I/J memlet where the stencil's reads end, not where gt4py's lowering says.
 
     gt4py's orchestration wrapper gives a field the range ``[origin - lower,
@@ -219,22 +276,24 @@ def _tighten_horizontal_bounds(sdfg: Any, field_info: Mapping[str, Any], origin:
     right (the generated code indexes from it), so only the end is moved back
     to ``origin + domain + upper``, the boundary Python mode checks arguments
     against; a range that still ends past the array is left for DaCe to refuse.
+    Each field is moved by its own origin (:func:`field_origin`).
     """
     from dace import subsets
 
-    if not isinstance(origin, tuple) or len(origin) != 3:
+    if not isinstance(origin, Mapping) and len(origin) != 3:
         return
     for state in sdfg.states():
         for edge in state.edges():
             info = field_info.get(edge.data.data) if edge.data.data else None
             if info is None or tuple(info.axes[:2]) != ("I", "J") or not isinstance(edge.data.subset, subsets.Range):
                 continue
+            own_origin = field_origin(origin, edge.data.data, info)
             ranges = list(edge.data.subset.ranges)
             for axis in (0, 1):
                 begin, end, step = ranges[axis]
                 upper = max(0, info.boundary[axis][1])
                 try:
-                    needed = origin[axis] + domain[axis] + upper - 1
+                    needed = own_origin[axis] + domain[axis] + upper - 1
                     if int(end) > needed:
                         ranges[axis] = (begin, needed, step)
                 except TypeError:

@@ -21,9 +21,16 @@ DaCe did not specialize) are not checked; DaCe checks what it can.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence, Union
 
 from orchestra.errors import StencilArgumentError
+
+#: A stencil's origin as :class:`~orchestra.stencil.FrozenStencil` holds it: one (i, j, k)
+#: for every field, or per field (``{"_all_": (i, j, k), "edge_w": (i, j)}``).
+Origin = Union[tuple[int, ...], dict[str, tuple[int, ...]]]
+
+#: The key of an origin mapping that gives the fields it does not name their origin.
+ALL_FIELDS = "_all_"
 
 
 def check_stencil_arguments(
@@ -32,25 +39,62 @@ def check_stencil_arguments(
     names: Sequence[str],
     args: tuple,
     kwargs: Mapping[str, Any],
-    origin: tuple[int, ...],
+    origin: Origin,
     domain: tuple[int, ...],
 ) -> None:
     """Refuse a stencil call whose arguments Python mode would refuse.
 
     ``args_data``: gt4py's ``ModuleData`` of the stencil (``field_info``,
     ``parameter_info``, ``domain_info``); ``args``/``kwargs``: the call's
-    DaCe descriptors (or constants) by position and name.
+    DaCe descriptors (or constants) by position and name; ``origin``: one
+    (i, j, k) or an origin per field (:func:`field_origin`).
     """
     passed = dict(zip(names, args)) | dict(kwargs)
     where = f"stencil {stencil!r} (origin {origin}, domain {domain})"
     for name, info in args_data.field_info.items():
         if info is None or _unused(info) or name not in passed:
             continue
-        _check_field(where, name, info, passed[name], origin, domain)
+        own_origin = field_origin(origin, name, info, where)
+        _check_field(where, name, info, passed[name], own_origin, domain)
     for name, info in args_data.parameter_info.items():
         if info is None or _unused(info) or name not in passed:
             continue
         _check_parameter(where, name, info, passed[name])
+
+
+def field_origin(origin: Origin, name: str, info: Any, where: str = "") -> tuple[int, ...]:
+    """The origin of field ``name`` along its own spatial axes (``info.domain_ndim`` entries).
+
+    The rules gt4py applies stencil by stencil: an origin given for the field
+    itself (with an entry per spatial axis, or per axis and data dimension,
+    whose data entries do not move the spatial start) is taken as it is; any
+    other field gets the ``"_all_"`` origin (or the single (i, j, k) origin)
+    along the axes it has (an IJ field takes i and j, a K field k); a
+    mapping without ``"_all_"`` leaves it at zero (gt4py would take an
+    ``__gt_origin__`` of the array, which neither gt4py storages nor the
+    descriptors DaCe parses with carry). ``info`` is gt4py's ``FieldInfo``;
+    an origin of the field's own with another number of entries raises
+    :class:`StencilArgumentError` (gt4py stencil by stencil: ``AssertionError``).
+    """
+    if not isinstance(origin, Mapping):
+        return _along_axes(origin, info)
+    own = origin.get(name)
+    if own is None:
+        default = origin.get(ALL_FIELDS)
+        return _along_axes(default, info) if default is not None else (0,) * info.domain_ndim
+    if len(own) not in (info.domain_ndim, info.ndim):
+        data = f" and {len(info.data_dims)} data dimensions" if info.data_dims else ""
+        raise StencilArgumentError(
+            f"{where or 'stencil'}: the origin {tuple(own)} given for field {name!r} has {len(own)} entries, "
+            f"but the field has {info.domain_ndim} axes ({', '.join(info.axes)}){data}; give "
+            + (f"{info.domain_ndim} or {info.ndim} entries" if info.data_dims else f"{info.domain_ndim} entries")
+        )
+    return tuple(own[: info.domain_ndim])
+
+
+def _along_axes(origin: Sequence[int], info: Any) -> tuple[int, ...]:
+    """An (i, j, k) origin restricted to the axes a field has."""
+    return tuple(value for value, present in zip(origin, info.domain_mask) if present)
 
 
 def _unused(info: Any) -> bool:
@@ -66,7 +110,8 @@ def _numpy_dtype(descriptor: Any) -> Optional[Any]:
         return None
 
 
-def _check_field(where: str, name: str, info: Any, value: Any, origin: tuple, domain: tuple) -> None:
+def _check_field(where: str, name: str, info: Any, value: Any, own_origin: tuple, domain: tuple) -> None:
+    """``own_origin``: the field's origin along its spatial axes (:func:`field_origin`)."""
     import dace
     import numpy as np
 
@@ -94,13 +139,12 @@ def _check_field(where: str, name: str, info: Any, value: Any, origin: tuple, do
     spatial = [axis for axis in range(len(mask)) if mask[axis]]
     lower = [info.boundary[axis][0] for axis in spatial]
     upper = [info.boundary[axis][1] for axis in spatial]
-    field_origin = [origin[axis] for axis in spatial]
-    needed = [o + d + u for o, d, u in zip(field_origin, [domain[axis] for axis in spatial], upper)]
+    needed = [o + d + u for o, d, u in zip(own_origin, [domain[axis] for axis in spatial], upper)]
     shape = _concrete(value.shape[: len(spatial)])
-    if any(o < low for o, low in zip(field_origin, lower)):
+    if any(o < low for o, low in zip(own_origin, lower)):
         raise StencilArgumentError(
             f"{where}: field {name!r} is read {lower} points before the origin along {', '.join(info.axes)}, "
-            f"but the origin is {tuple(field_origin)} (Python mode refuses it too); "
+            f"but the origin is {own_origin} (Python mode refuses it too); "
             "give the FrozenStencil an origin with that many halo points"
         )
     if shape is not None and any(have < need for have, need in zip(shape, needed)):
