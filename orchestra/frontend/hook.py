@@ -35,7 +35,7 @@ def rewrite(tree: ast.Module, filename: str, namespace: dict[str, Any], runtime:
         return tree
     replace_aliases(definition)
     scope = ParseScope(definition, namespace, runtime)
-    if unroll_collection_loops(definition, scope):
+    if unroll_collection_loops(definition, scope, filename):
         namespace[UNROLL] = dace.unroll
     type_callback_results(definition, scope, filename)
     ast.fix_missing_locations(tree)

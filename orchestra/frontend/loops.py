@@ -21,8 +21,10 @@ one is.
 from __future__ import annotations
 
 import ast
+import builtins
 from typing import Any
 
+from orchestra.errors import BuildError
 from orchestra.frontend.scope import MISSING, ParseScope, path_names
 
 #: the name the rewritten iterator calls ``dace.unroll`` by (added to the parse's globals)
@@ -31,27 +33,55 @@ UNROLL = "__orchestra_unroll__"
 _COLLECTIONS = (list, tuple, dict)
 
 
-def unroll_collection_loops(function: ast.FunctionDef, scope: ParseScope) -> int:
-    """Mark the loops of ``function`` that index a compile-time collection; returns how many."""
-    marker = _Marker(scope)
+def unroll_collection_loops(function: ast.FunctionDef, scope: ParseScope, filename: str = "") -> int:
+    """Mark the loops of ``function`` that index a compile-time collection; returns how many.
+
+    Raises :class:`~orchestra.errors.BuildError` for such a loop whose range
+    reads a value not known when the program is parsed (a run-time argument,
+    a local variable): DaCe could not unroll it, and the message says how
+    to make the bound a parse-time value.
+    """
+    marker = _Marker(scope, filename)
     marker.visit(function)
     return marker.marked
 
 
 class _Marker(ast.NodeVisitor):
-    def __init__(self, scope: ParseScope) -> None:
-        self.scope, self.marked = scope, 0
+    def __init__(self, scope: ParseScope, filename: str) -> None:
+        self.scope, self.filename, self.marked = scope, filename, 0
+        self.enclosing: list[set[str]] = []  # targets of the loops around the one visited
 
     def visit_For(self, node: ast.For) -> None:
-        self.generic_visit(node)
+        targets = {child.id for child in ast.walk(node.target) if isinstance(child, ast.Name)}
+        self.enclosing.append(targets)
+        try:
+            self.generic_visit(node)
+        finally:
+            self.enclosing.pop()
         if node.orelse or _breaks(node) or self._explicit(node.iter):
             return
-        targets = {child.id for child in ast.walk(node.target) if isinstance(child, ast.Name)}
-        if any(self._indexes_collection(child, targets) for statement in node.body for child in ast.walk(statement)):
-            node.iter = ast.copy_location(
-                ast.Call(func=ast.Name(id=UNROLL, ctx=ast.Load()), args=[node.iter], keywords=[]), node.iter
+        indexed = [child for statement in node.body for child in ast.walk(statement)
+                   if self._indexes_collection(child, targets)]
+        if not indexed:
+            return
+        self._require_known_range(node, indexed[0])
+        node.iter = ast.copy_location(
+            ast.Call(func=ast.Name(id=UNROLL, ctx=ast.Load()), args=[node.iter], keywords=[]), node.iter
+        )
+        self.marked += 1
+
+    def _require_known_range(self, loop: ast.For, indexed: ast.Subscript) -> None:
+        known = self.scope.fixed.union(*self.enclosing)
+        unknown = sorted(name for name in path_names(loop.iter)
+                         if name not in known and not hasattr(builtins, name))
+        if unknown:
+            raise BuildError(
+                f"{self.filename}:{loop.lineno}: the loop indexes {ast.unparse(indexed.value)} (a list or dict "
+                f"known when the program is parsed) with its loop variable, so it must be unrolled, but its "
+                f"range reads the run-time value(s) {', '.join(unknown)}, known only when the program runs; "
+                "make the bound a value the model holds (self.n, set in __init__) or a literal, or loop over "
+                "the collection itself (for stencil in self.stencils: ...)"
             )
-            self.marked += 1
 
     def _explicit(self, iterator: ast.expr) -> bool:
         """Already ``dace.unroll(...)``, ``dace.nounroll(...)`` or a map: the model decided."""

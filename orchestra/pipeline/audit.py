@@ -61,6 +61,7 @@ class ParsedFunction:
     constants: dict[str, str]  #: name -> canonical JSON of the described value
     callees: dict[str, dict[str, Any]]  #: call name -> identity of what it calls (a function's without source)
     callbacks: dict[str, str]  #: closure name -> the expression called back
+    parameters: frozenset[str] = frozenset()  #: the function's parameter names
 
 
 class ParseRecorder:
@@ -103,9 +104,25 @@ class ParseRecorder:
             function=function_name(function),
             source=self._sources[id(function.__code__)],
             constants={name: canonical_json(describe_value(v)) for name, v in closure.closure_constants.items()},
+            parameters=_parameters(function),
             callees=callees,
             callbacks={name: expression for name, (expression, *_) in closure.callbacks.items()},
         )
+
+
+def _parameters(function: Callable) -> frozenset[str]:
+    """Parameter names of a parsed function.
+
+    A constant DaCe folds in under a parameter's name is a value its caller
+    passed (``self.inner(x, mass=None)``, ``self.inner(x, n=self.n)``): it
+    comes from the caller's call expression, keyed with the caller's source,
+    and from what the caller folded in, checked by the caller's own record
+    (at the top, the program's keyed arguments). It is not the callee's to key.
+    """
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return frozenset()
+    return frozenset(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,7 +160,8 @@ def audit_parse(
             _fail(label, f"the parse used another source of {record.function} than the keyed one")
         used = {name: expression for name, expression in record.callbacks.items() if name in real_callbacks}
         candidates: list[Optional[_KeyedNode]] = nodes.get(record.function) or [None]
-        misses = [list(_unkeyed(record, used, node, inputs["source"])) for node in candidates]
+        passed = record.parameters if record.function != function else frozenset()  # see _parameters
+        misses = [list(_unkeyed(record, used, node, inputs["source"], passed)) for node in candidates]
         if all(misses):  # no node of this function holds everything this parse of it used
             best = min(range(len(misses)), key=lambda index: len(misses[index]))
             where = candidates[best].where if candidates[best] else "no node of the key"
@@ -177,10 +195,16 @@ _NONE = {"scalar": "NoneType"}
 
 
 def _unkeyed(
-    record: ParsedFunction, callbacks: dict[str, str], node: Optional[_KeyedNode], sources: dict[str, str]
+    record: ParsedFunction, callbacks: dict[str, str], node: Optional[_KeyedNode], sources: dict[str, str],
+    passed: frozenset[str] = frozenset(),
 ) -> Iterator[str]:
-    """Each input one parse (``record``) used that ``node`` (None: the key has no node) does not hold."""
+    """Each input one parse (``record``) used that ``node`` (None: the key has no node) does not hold.
+
+    ``passed``: parameters whose folded values the caller gave (checked in the caller's record).
+    """
     for name, value in sorted(record.constants.items()):
+        if name in passed:
+            continue
         keyed = node.scalars.get(name) if node else None
         if keyed != value:
             yield f"the folded constant {name} = {value} (keyed: {keyed or 'nothing'})"

@@ -1,0 +1,840 @@
+"""The idiom corpus: the Python that FV3/NDSL model code is written in, one small model per idiom.
+
+Each idiom was seen in the ``__call__`` methods of NDSL-based dynamical-core
+components (PyFV3's transport, damping, tracer advection, C- and D-grid
+solvers, remapping, the acoustics loop; NDSL's halo wrappers and timers) and
+is written here in our own words. ``test_idiom_corpus.py`` runs each model
+in ``Python`` mode and orchestrated and compares every array bit for bit;
+``REFUSED`` lists what orchestra refuses at parse time, with the message
+that must name the rewrite. ``docs/orchestration.md`` ("Model code as it is
+written") has one row per idiom; a test keeps the two lists equal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from types import SimpleNamespace
+from typing import Any, Callable, Optional, Tuple
+
+import numpy as np
+from dace.frontend.python.interface import nounroll as dace_nounroll
+
+from orchestra import DaceConfig, FrozenStencil, dace_inhibitor, orchestrate
+from tests.idioms import stencils as st
+from tests.idioms.stencils import DOMAIN, ORIGIN
+
+
+@dataclasses.dataclass(frozen=True)
+class Idiom:
+    name: str  #: what the idiom is (the row of the docs table)
+    seen_in: str  #: where model code uses it
+    model: Callable[[DaceConfig], Any]
+    call: Callable[[Any, SimpleNamespace], Any]
+
+
+IDIOMS: list[Idiom] = []
+
+
+def idiom(name: str, seen_in: str, call: Optional[Callable[[Any, SimpleNamespace], Any]] = None):
+    """Class decorator: register a model class as an idiom (called ``model(f.x, f.y)`` by default)."""
+
+    def register(cls: type) -> type:
+        IDIOMS.append(Idiom(name, seen_in, cls, call or (lambda model, f: model(f.x, f.y))))
+        return cls
+
+    return register
+
+
+def stencil(config: DaceConfig, definition: Callable, origin: Any = ORIGIN, domain: Any = DOMAIN) -> FrozenStencil:
+    return FrozenStencil(definition, backend=config.backend, origin=origin, domain=domain)
+
+
+class Component:
+    """A nested orchestrated component: ``self.inner(x, y, a)``."""
+
+    def __init__(self, config: DaceConfig, factor: float = 0.5) -> None:
+        self._axpy = stencil(config, st.axpy)
+        self._factor = factor
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y, a: float):
+        self._axpy(x, y, a * self._factor)
+
+
+class OptionalComponent:
+    """A component with an optional argument it tests again (``mass=None`` passed on)."""
+
+    def __init__(self, config: DaceConfig) -> None:
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y, mass=None):
+        if mass is None:
+            self._axpy(x, y, 0.5)
+        else:
+            self._axpy(mass, y, 0.25)
+
+
+# --------------------------------------------------------------- calls
+@idiom("stencil called with positional arguments from self and arguments", "every component")
+class PositionalCall:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._axpy(x, y, 0.5)
+
+
+@idiom("stencil called with keyword arguments only, in another order", "delnflux, d_sw kinetic energy")
+class KeywordCall:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._axpy(a=0.5, y=y, x=x)
+
+
+@idiom("stencil called with positional then keyword arguments", "fvtp2d, map_single")
+class MixedCall:
+    def __init__(self, config):
+        self._copy = stencil(config, st.copy_scaled)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._copy(x, q_out=y, a=0.25)
+
+
+@idiom("nested component called with keyword arguments", "dyn_core update_height_on_d_grid")
+class NestedKeywordCall:
+    def __init__(self, config):
+        self.inner = Component(config)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self.inner(y=y, a=0.25, x=x)
+
+
+@idiom("the same array passed twice to one stencil (read twice)", "c_sw corner filling, fxadv")
+class SameArrayTwice:
+    def __init__(self, config):
+        self._add = stencil(config, st.add_into)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._add(x, x, y)
+
+
+@idiom("the same array as input and output of one stencil", "delnflux copy_corners(q_in=d2, q_out=d2)")
+class SameArrayInOut:
+    def __init__(self, config):
+        self._copy = stencil(config, st.copy_scaled)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._copy(q_in=y, q_out=y, a=0.5)
+
+
+@idiom("plain (not orchestrated) helper method called from __call__", "tracer_2d_1l _halo_exchange_tracers")
+class HelperMethod:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def _half_step(self, x, y):
+        self._axpy(x, y, 0.5)
+
+    def __call__(self, x, y):
+        self._half_step(x, y)
+        self._half_step(y, x)
+
+
+@idiom("a property returning an array passed to a stencil", "grid data accessors")
+class PropertyArray:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._weights = _array(11)
+        orchestrate(obj=self, config=config)
+
+    @property
+    def weights(self):
+        return self._weights
+
+    def __call__(self, x, y):
+        self._axpy(self.weights, y, 0.5)
+
+
+@idiom("array owned by a nested component read by its owner", "dyn_core reading c_sw's delpc")
+class ComponentArray:
+    def __init__(self, config):
+        self.csw = SimpleNamespace(delpc=_array(12))
+        self.inner = Component(config)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self.inner(self.csw.delpc, y, 1.0)
+
+
+@idiom("metric terms read through a grid object (self.grid_data.rarea)", "68 reads in PyFV3")
+class GridData:
+    def __init__(self, config):
+        self._apply = stencil(config, st.apply_fluxes)
+        self._fx = stencil(config, st.flux_x)
+        self._fy = stencil(config, st.flux_y)
+        self.grid_data = SimpleNamespace(rarea=_array(13)[:, :, 0].copy())
+        self._tmp_fx, self._tmp_fy = _zeros(), _zeros()
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._fx(x, self._tmp_fx, 0.5)
+        self._fy(x, self._tmp_fy, 0.5)
+        self._apply(y, self._tmp_fx, self._tmp_fy, self.grid_data.rarea)
+
+
+# ------------------------------------------------------ optional arguments
+@idiom("optional argument left None, tested with `is None`", "fvtp2d, delnflux, map_single",
+       call=lambda model, f: model(f.x, f.y))
+class OptionalNone:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y, mass=None):
+        if mass is None:
+            self._axpy(x, y, 0.5)
+        else:
+            self._axpy(mass, y, 2.0)
+
+
+@idiom("optional argument given, tested with `is not None`", "c_sw divergence corner",
+       call=lambda model, f: model(f.x, f.y, f.z))
+class OptionalGiven:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y, mass=None):
+        if mass is not None:
+            self._axpy(mass, y, 2.0)
+        self._axpy(x, y, 0.5)
+
+
+@idiom("an optional that may be None passed on to a component that tests it again", "delnflux -> DelnFluxNoSG")
+class OptionalPassedOn:
+    def __init__(self, config):
+        self.inner = OptionalComponent(config)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y, mass=None):
+        self.inner(x, y, mass=mass)
+        self.inner(x, y, mass=x)
+
+
+@idiom("a scalar argument with a default value", "map_single qmin=0.0, dyn_core n_map=1")
+class ScalarDefault:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y, qmin: float = 0.125):
+        self._axpy(x, y, qmin)
+
+
+# ------------------------------------------------------------ returns
+@idiom("early `return fx, fy` behind a flag, and again at the end", "delnflux",
+       call=lambda model, f: model(f.x, f.y))
+class EarlyReturn:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._no_compute = False
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, fx, fy):
+        if self._no_compute is True:
+            return fx, fy
+        self._axpy(fx, fy, 0.5)
+        return fx, fy
+
+
+@idiom("component returning its own arrays (`return self.delpc, self.ptc`)", "c_sw")
+class ReturnsOwnArrays:
+    def __init__(self, config):
+        self._copy = stencil(config, st.copy_scaled)
+        self.delpc = _zeros()
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._copy(x, self.delpc, 2.0)
+        return self.delpc, y
+
+
+# ---------------------------------------------- compile-time collections
+@idiom("list of stencils indexed by the loop variable of range(self.n)", "delnflux, del2cubed, divergence_damping")
+class StencilListByIndex:
+    def __init__(self, config):
+        self._nmax = 3
+        self._stencils = [stencil(config, st.axpy, domain=(DOMAIN[0] - n, DOMAIN[1], DOMAIN[2])) for n in range(3)]
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        for n in range(self._nmax):
+            self._stencils[n](x, y, 0.5 + n)
+
+
+@idiom("loop variable arithmetic and a test on it inside such a loop", "del2cubed (nt = ntimes - (n + 1))")
+class LoopArithmetic:
+    def __init__(self, config):
+        self._ntimes = 3
+        self._update = [stencil(config, st.axpy) for _ in range(3)]
+        self._scale = stencil(config, st.scale)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        for n in range(self._ntimes):
+            nt = self._ntimes - (n + 1)
+            if nt > 0:
+                self._scale(y, 0.5)
+            self._update[n](x, y, 1.0 + nt)
+
+
+@idiom("two lists indexed by the same loop variable, one of them of coefficients", "divergence_damping")
+class ParallelLists:
+    def __init__(self, config):
+        self._stencils = [stencil(config, st.axpy), stencil(config, st.axpy)]
+        self._coefficients = [0.25, 0.75]
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        for n in range(len(self._stencils)):
+            self._stencils[n](x, y, self._coefficients[n])
+
+
+@idiom("list of components indexed by the loop variable", "mapn_tracer remap objects")
+class ComponentListByIndex:
+    def __init__(self, config):
+        self._components = [Component(config, 0.5), Component(config, 2.0)]
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        for i in range(2):
+            self._components[i](x, y, 0.25)
+
+
+@idiom("enumerate over a list of components", "mapn_tracer")
+class EnumerateComponents:
+    def __init__(self, config):
+        self._components = [Component(config, 0.5), Component(config, 2.0)]
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        for i, component in enumerate(self._components):
+            component(x, y, 1.0 + i)
+
+
+@idiom("zip over stencils and coefficients", "NDSL helpers")
+class ZipStencils:
+    def __init__(self, config):
+        self._stencils = [stencil(config, st.axpy), stencil(config, st.axpy)]
+        self._coefficients = (0.5, 0.125)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        for stencil_, a in zip(self._stencils, self._coefficients):
+            stencil_(x, y, a)
+
+
+@idiom("nested lists: a loop inside a loop, each indexing", "per-order, per-level stencil tables")
+class NestedLists:
+    def __init__(self, config):
+        self._table = [[stencil(config, st.axpy), stencil(config, st.axpy)], [stencil(config, st.scale)]]
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        for i in range(len(self._table)):
+            for j in range(len(self._table[i])):
+                if i == 0:
+                    self._table[i][j](x, y, 0.5 * (j + 1))
+                else:
+                    self._table[i][j](y, 0.5)
+
+
+@idiom("a self dict of arrays indexed by a string literal", "d_sw column_namelist['damp_w']")
+class SelfDictLiteral:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._column = {"damp_w": _array(14), "damp_vt": _array(15)}
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._axpy(self._column["damp_w"], y, 0.5)
+        self._axpy(self._column["damp_vt"], x, 0.5)
+
+
+@idiom("loop over a dict of tracers given as a compile-time argument (.values())", "tracer_2d_1l",
+       call=lambda model, f: model(f.tracers, f.y))
+class TracerValues:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config, dace_compiletime_args=["tracers"])
+
+    def __call__(self, tracers, y):
+        for q in tracers.values():
+            self._axpy(y, q, 0.5)
+
+
+@idiom("loop over .items() of a tracer dict", "tracer loops", call=lambda model, f: model(f.tracers, f.y))
+class TracerItems:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._weights = {"qvapor": 0.5, "qliquid": 0.25}
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, tracers, y):
+        for name, q in tracers.items():
+            self._axpy(y, q, self._weights[name])
+
+
+@idiom("loop over filtered dict keys, tracer indexed by the key", "fillz", call=lambda model, f: model(f.tracers, f.y))
+class TracerKeys:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._names = {"qliquid": True}
+        orchestrate(obj=self, config=config, dace_compiletime_args=["tracers"])
+
+    def __call__(self, tracers, y):
+        for name in self._names.keys():
+            self._axpy(y, tracers[name], 0.5)
+
+
+@idiom("tracer dict indexed by string literals", "remapping (24 reads)", call=lambda model, f: model(f.tracers, f.y))
+class TracerLiteral:
+    def __init__(self, config):
+        self._add = stencil(config, st.add_into)
+        orchestrate(obj=self, config=config, dace_compiletime_args=["tracers"])
+
+    def __call__(self, tracers, y):
+        self._add(tracers["qvapor"], tracers["qliquid"], y)
+
+
+@idiom("slices of a 4-D tracer array passed to a stencil in a loop", "newest PyFV3 tracers[:, :, :, i]")
+class TracerSlices:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._nq = 2
+        self.tracers = _array(16, extra=(2,))
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        for i in range(self._nq):
+            self._axpy(self.tracers[:, :, :, i], y, 0.5 + i)
+
+
+# -------------------------------------------------------------- aliases
+@idiom("local alias of a stencil (`st = self.stencil`)", "model code generally")
+class StencilAlias:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        axpy = self._axpy
+        axpy(x, y, 0.5)
+        axpy(y, x, 0.25)
+
+
+@idiom("local alias of a grid object (`g = self.grid`)", "model code generally")
+class GridAlias:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self.grid = SimpleNamespace(area=_array(17), dx=_array(18))
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        g = self.grid
+        self._axpy(g.area, y, 0.5)
+        self._axpy(g.dx, y, 0.25)
+
+
+@idiom("local alias of an array (`dp2 = self._tmp_dp`) used in a loop", "tracer_2d_1l")
+class ArrayAlias:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._tmp_dp = _zeros()
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        dp2 = self._tmp_dp
+        for _ in range(2):
+            self._axpy(x, dp2, 0.5)
+            self._axpy(dp2, y, 0.25)
+
+
+@idiom("local alias of a config value used as a loop bound", "dyn_core n_split = self.config.n_split")
+class ScalarAlias:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self.config = SimpleNamespace(n_split=3)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        n_split = self.config.n_split
+        for _ in range(n_split):
+            self._axpy(x, y, 0.5)
+
+
+@idiom("local alias of a list element inside the loop (`st = self.stencils[n]`)", "model code generally")
+class ElementAlias:
+    def __init__(self, config):
+        self._stencils = [stencil(config, st.axpy), stencil(config, st.axpy)]
+        self._coefficients = [0.5, 0.25]
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        for n in range(2):
+            stencil_ = self._stencils[n]
+            a = self._coefficients[n]
+            stencil_(x, y, a)
+
+
+@idiom("tuple alias (`a, b = self.x, self.y`)", "model code generally")
+class TupleAlias:
+    def __init__(self, config):
+        self._axpy, self._scale = stencil(config, st.axpy), stencil(config, st.scale)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        first, second = self._axpy, self._scale
+        first(x, y, 0.5)
+        second(y, 2.0)
+
+
+@idiom("local alias of a halo updater, then start()/wait()", "dyn_core halo updaters")
+class HaloAlias:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._halo_updaters = SimpleNamespace(delp=CountingHalo())
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        halo = self._halo_updaters.delp
+        halo.start()
+        self._axpy(x, y, 0.5)
+        halo.wait()
+
+
+# ------------------------------------------------------------ callbacks
+class CountingHalo:
+    """A halo updater stand-in: dace_inhibitor methods without arguments (NDSL's WrappedHaloUpdater)."""
+
+    def __init__(self) -> None:
+        self.started = 0
+
+    @dace_inhibitor
+    def start(self):
+        self.started += 1
+
+    @dace_inhibitor
+    def wait(self):
+        pass
+
+    @dace_inhibitor
+    def update(self):
+        self.start()
+        self.wait()
+
+
+@idiom("halo updater start()/wait()/update() on a nested object", "dyn_core (22 calls), tracer_2d_1l")
+class HaloCalls:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._halo_updaters = SimpleNamespace(q_con=CountingHalo(), delp=CountingHalo())
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._halo_updaters.q_con.start()
+        self._axpy(x, y, 0.5)
+        self._halo_updaters.q_con.wait()
+        self._halo_updaters.delp.update()
+
+
+@idiom("callback returning a scalar into an annotated variable", "dyn_core dt_acoustic_substep, _get_da_min")
+class AnnotatedCallback:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._da_min = 0.75
+        orchestrate(obj=self, config=config)
+
+    @dace_inhibitor
+    def _get_da_min(self) -> float:
+        return self._da_min
+
+    def __call__(self, x, y):
+        da_min: float = self._get_da_min()
+        cd = 0.2 * da_min
+        self._axpy(x, y, cd)
+
+
+@idiom("callback result used in an expression, no annotated variable", "divergence_damping 0.18 * da_min")
+class CallbackInExpression:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    @dace_inhibitor
+    def _get_da_min(self) -> float:
+        return 0.5
+
+    def __call__(self, x, y):
+        self._axpy(x, y, 0.18 * self._get_da_min())
+        if self._get_da_min() > 0.25:
+            self._axpy(x, y, self._get_da_min())
+
+
+@idiom("callback returning a tuple, unpacked", "issue 22 (a, b = self.get_two())")
+class TupleCallback:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    @dace_inhibitor
+    def _limits(self) -> Tuple[float, float]:
+        return 0.25, 1.5
+
+    def __call__(self, x, y):
+        low, high = self._limits()
+        self._axpy(x, y, low)
+        self._axpy(y, x, high - low)
+
+
+@idiom("math.floor of a callback result as a run-time loop bound", "tracer_2d_1l n_split")
+class FloorOfCallback:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    @dace_inhibitor
+    def _cmax(self) -> float:
+        return 1.6
+
+    def __call__(self, x, y):
+        n_split = math.floor(1.0 + self._cmax())
+        for _ in range(n_split):
+            self._axpy(x, y, 1.0 / n_split)
+
+
+@idiom("`if __debug__:` around a logging callback with a string", "fv_dynamics log_on_rank_0")
+class DebugLog:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        if __debug__:
+            log_on_rank_0("Remapping")
+        self._axpy(x, y, 0.5)
+
+
+@dace_inhibitor
+def log_on_rank_0(message: str):
+    """Module-level callback (logging stays in Python)."""
+
+
+class Timer:
+    """A timer whose ``clock`` context enters and exits through callbacks (NDSL's Timer)."""
+
+    def __init__(self) -> None:
+        self.entered = 0
+
+    def clock(self, name: str) -> "_Clock":
+        return _Clock(self)
+
+
+class _Clock:
+    def __init__(self, timer: Timer) -> None:
+        self.timer = timer
+
+    @dace_inhibitor
+    def __enter__(self):
+        self.timer.entered += 1
+
+    @dace_inhibitor
+    def __exit__(self, *exception):
+        pass
+
+
+@idiom("`with timer.clock(...)` around component calls", "fv_dynamics _compute")
+class TimerContext:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self.timer = Timer()
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        with self.timer.clock("acoustics"):
+            self._axpy(x, y, 0.5)
+
+
+# ------------------------------------------------- scalars and control flow
+@idiom("config flags and comparisons in `if`", "c_sw grid_type < 3, remap_profile abs(kord) <= 16")
+class ConfigFlags:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self.config = SimpleNamespace(grid_type=0, kord=-9, d_con=0.0, stochastic=True)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        if self.config.grid_type < 3:
+            self._axpy(x, y, 0.5)
+        if abs(self.config.kord) <= 16:
+            self._axpy(x, y, 0.25)
+        if self.config.d_con > 1.0e-5 or self.config.stochastic:
+            self._axpy(y, x, 0.125)
+
+
+@idiom("`is True` on a boolean held by the model", "delnflux, mapn_tracer")
+class IsTrue:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._fill_negative = True
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        if self._fill_negative is True:
+            self._axpy(x, y, 0.5)
+
+
+@idiom("boolean expression of flags and the loop variable in a loop", "divergence_damping fillc")
+class FlagsInLoop:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._nonzero_nord = 3
+        self.grid_indexing = SimpleNamespace(sw_corner=True, se_corner=False)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        for n in range(self._nonzero_nord):
+            fillc = (n + 1 != self._nonzero_nord) and (self.grid_indexing.sw_corner or self.grid_indexing.se_corner)
+            if fillc:
+                self._axpy(x, y, 0.5)
+
+
+@idiom("`raise` in a branch dead for this configuration", "fv_dynamics use_logp, remapping")
+class DeadRaise:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self.config = SimpleNamespace(use_logp=False)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        if self.config.use_logp:
+            raise NotImplementedError("unimplemented namelist option use_logp=True")
+        self._axpy(x, y, 0.5)
+
+
+@idiom("scalar locals from self, math, abs, min and **", "ray_fast, riem_solver3, saturation adjustment",
+       call=lambda model, f: model(f.x, f.y, 0.3))
+class ScalarArithmetic:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._tau, self._ptop, self._rf_cutoff = 3.0, 100.0, 0.5
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y, dt: float):
+        factor = math.exp(-dt / self._tau)
+        log_top = math.log(self._ptop)
+        cutoff = self._rf_cutoff + min(100.0, 10.0 * dt)
+        self._axpy(x, y, factor + 0.01 * log_top + abs(-dt) * cutoff + dt ** 0.5)
+
+
+@idiom("a comparison passed as a boolean stencil argument", "dyn_core zero_data(..., n_map == 1)",
+       call=lambda model, f: model(f.x, f.y, 1))
+class ComparisonArgument:
+    def __init__(self, config):
+        self._toggled = stencil(config, st.toggled)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y, n_map: int):
+        self._toggled(x, y, n_map == 1)
+
+
+@idiom("numpy scalar cast of a value held by the model", "PyFV3 Float(...) casts")
+class NumpyCast:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._k_split = 2
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._axpy(x, y, np.float64(self._k_split) * 0.25)
+
+
+@idiom("explicit `nounroll(range(n))` loop", "dyn_core, fv_dynamics (older PyFV3)")
+class NoUnrollLoop:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self.config = SimpleNamespace(n_split=3)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        n_split = self.config.n_split
+        for _ in dace_nounroll(range(n_split)):
+            self._axpy(x, y, 0.5)
+
+
+@idiom("run-time loop count given as an argument, temporaries swapped by stencils", "tracer_2d_1l sub-steps",
+       call=lambda model, f: model(f.x, f.y, 3))
+class RuntimeLoop:
+    def __init__(self, config):
+        self._copy = stencil(config, st.copy_scaled)
+        self._axpy = stencil(config, st.axpy)
+        self._dp2 = _zeros()
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y, n_split: int):
+        for _ in range(n_split):
+            self._copy(y, self._dp2, 0.5)
+            self._axpy(self._dp2, y, 0.25)
+
+
+@idiom("vertical solver stencil (FORWARD/BACKWARD) between horizontal ones", "riem_solver3, remapping")
+class VerticalSweep:
+    def __init__(self, config):
+        self._sum = stencil(config, st.column_sum)
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._axpy(x, y, 0.5)
+        self._sum(y, x)
+
+
+@idiom("per-field origin for a 2-D field ({'_all_': ..., 'area': ...})", "a2b_ord4 edge_w")
+class PerFieldOrigin:
+    def __init__(self, config):
+        self._apply = stencil(config, st.apply_fluxes, origin={"_all_": ORIGIN, "area": (0, 0)})
+        self._area = _array(19)[:, :, 0].copy()
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._apply(y, x, x, self._area)
+
+
+def _array(seed: int, extra: tuple = ()):
+    import gt4py.storage as gt_storage
+
+    rng = np.random.default_rng(seed)
+    return gt_storage.from_array(rng.uniform(-1.0, 1.0, st.SHAPE + extra), backend="dace:cpu")
+
+
+def _zeros():
+    import gt4py.storage as gt_storage
+
+    return gt_storage.zeros(st.SHAPE, dtype=np.float64, backend="dace:cpu")
+
+
+def fields() -> SimpleNamespace:
+    """Fresh arrays for one run (the same numbers in every mode)."""
+    return SimpleNamespace(x=_array(1), y=_array(2), z=_array(3),
+                           tracers={"qvapor": _array(4), "qliquid": _array(5)})

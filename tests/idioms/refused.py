@@ -1,0 +1,59 @@
+"""Idioms orchestra refuses at parse time, each with the message that must name the fix."""
+
+from __future__ import annotations
+
+from orchestra import dace_inhibitor, orchestrate
+from tests.idioms import stencils as st
+from tests.idioms.corpus import stencil
+
+
+class UntypedCallbackResult:
+    """A callback's result used without any type: the annotation to add is named."""
+
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    @dace_inhibitor
+    def _limits(self):
+        return 0.25, 1.5
+
+    def __call__(self, x, y):
+        low, high = self._limits()
+        self._axpy(x, y, low + high)
+
+
+class RuntimeBoundOverList:
+    """A loop indexing a list of stencils whose range is known only at run time."""
+
+    def __init__(self, config):
+        self._stencils = [stencil(config, st.axpy), stencil(config, st.axpy)]
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y, n: int):
+        for i in range(n):
+            self._stencils[i](x, y, 0.5)
+
+
+class TryExcept:
+    """try/except inside orchestrated code (DaCe compiles no exceptions)."""
+
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        try:
+            self._axpy(x, y, 0.5)
+        except ValueError:
+            pass
+
+
+#: (model, call, pattern the one-line message must match)
+REFUSED = [
+    (UntypedCallbackResult, lambda model, f: model(f.x, f.y),
+     r"refused\.py:\d+: the result of the callback self\._limits\(\) is used.*-> tuple\[float"),
+    (RuntimeBoundOverList, lambda model, f: model(f.x, f.y, 2),
+     r"refused\.py:\d+: the loop indexes self\._stencils.*run-time value.*\bn\b.*self"),
+    (TryExcept, lambda model, f: model(f.x, f.y), r"refused\.py:\d+.*dace_inhibitor"),
+]

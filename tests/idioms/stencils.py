@@ -1,0 +1,64 @@
+"""The stencils the idiom models call (small gt4py definitions, float64 fields)."""
+
+from __future__ import annotations
+
+import numpy as np
+from gt4py.cartesian import gtscript
+from gt4py.cartesian.gtscript import BACKWARD, FORWARD, PARALLEL, Field, computation, interval
+
+FloatField = Field[np.float64]
+FloatFieldIJ = Field[gtscript.IJ, np.float64]
+SHAPE = (7, 6, 3)  #: every array of the corpus
+HALO = 1  #: points around the compute domain
+DOMAIN = (SHAPE[0] - 2 * HALO, SHAPE[1] - 2 * HALO, SHAPE[2])
+ORIGIN = (HALO, HALO, 0)
+
+
+def axpy(x: FloatField, y: FloatField, a: float):
+    with computation(PARALLEL), interval(...):
+        y = y + a * x
+
+
+def scale(q: FloatField, a: float):
+    with computation(PARALLEL), interval(...):
+        q = q * a
+
+
+def copy_scaled(q_in: FloatField, q_out: FloatField, a: float):
+    with computation(PARALLEL), interval(...):
+        q_out = q_in * a + 1.0
+
+
+def add_into(x: FloatField, y: FloatField, out: FloatField):
+    with computation(PARALLEL), interval(...):
+        out = x + y
+
+
+def flux_x(q: FloatField, flux: FloatField, c: float):
+    with computation(PARALLEL), interval(...):
+        flux = c * (q[1, 0, 0] - q[-1, 0, 0])
+
+
+def flux_y(q: FloatField, flux: FloatField, c: float):
+    with computation(PARALLEL), interval(...):
+        flux = c * (q[0, 1, 0] - q[0, -1, 0])
+
+
+def apply_fluxes(q: FloatField, fx: FloatField, fy: FloatField, area: FloatFieldIJ):
+    with computation(PARALLEL), interval(...):
+        q = q - (fx + fy) * area
+
+
+def toggled(x: FloatField, y: FloatField, on: bool):
+    with computation(PARALLEL), interval(...):
+        if on:
+            y = y + x
+
+
+def column_sum(q: FloatField, out: FloatField):
+    with computation(FORWARD), interval(0, 1):
+        out = q
+    with computation(FORWARD), interval(1, None):
+        out = out[0, 0, -1] + q
+    with computation(BACKWARD), interval(0, -1):
+        out = 0.5 * (out + out[0, 0, 1])
