@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from orchestra.array_like import is_array_like
 from orchestra.errors import ConfigurationError
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -87,8 +88,9 @@ def folded_identity(constant: frozenset, argnames: list[str], args: tuple, kwarg
 
     Two calls with equal identities can share one program. ``constant``
     (compile-time arguments) compare by value; arrays and numbers are
-    run-time arguments: arrays compare as "an array" (the fast path checks
-    their layout), numbers by type, since the program's scalar takes the type
+    run-time arguments: arrays and array containers
+    (:func:`orchestra.array_like.is_array_like`) compare as "an array" (the
+    fast path checks their layout), numbers by type, since the program's scalar takes the type
     of the value it was built with (a float32 program would round a float64
     value that ``Python`` mode passes on to the stencil exactly). Anything else
     DaCe folds in when it parses (``None``, a string, an object), so it
@@ -110,14 +112,16 @@ def _kind(value: Any) -> Any:
     kind = _PYTHON_NUMBERS.get(type(value))
     if kind is not None:
         return kind
+    if value is None:
+        return _identity(value)
     if isinstance(value, np.ndarray):
         return "array"
     if isinstance(value, np.generic):
         return ("number", value.dtype.str)
+    if is_array_like(value):  # containers (a Quantity) too: the fast path checks the layout
+        return "array"
     if isinstance(value, numbers.Number):
         return ("number", type(value).__name__)
-    if hasattr(value, "shape") and hasattr(value, "dtype"):
-        return "array"
     return _identity(value)
 
 

@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from orchestra.array_like import array_layout
 from orchestra.call_tree import (
     describe_call_tree,
     describe_callees,
@@ -33,14 +34,14 @@ from orchestra.toolchain import GT4PY_EXTRA_FLAGS, compiler_identity, frozen_set
 
 
 def describe_array(value: Any) -> dict[str, Any]:
-    """dtype, shape, strides (in elements) and storage of an array argument."""
-    itemsize = value.dtype.itemsize
-    return {
-        "dtype": np.dtype(value.dtype).str,
-        "shape": [int(n) for n in value.shape],
-        "strides": [int(s) // itemsize for s in value.strides],
-        "storage": "gpu" if hasattr(value, "__cuda_array_interface__") else "cpu",
-    }
+    """dtype, shape, strides (in elements) and storage of an array-like (:func:`orchestra.array_like.array_layout`).
+
+    Raises TypeError for a value that is not an array-like.
+    """
+    layout = array_layout(value)
+    if layout is None:
+        raise TypeError(f"{type(value).__name__} is not an array (no array interface or DaCe descriptor)")
+    return layout.describe()
 
 
 def describe_value(value: Any) -> Any:
@@ -57,16 +58,13 @@ def describe_value(value: Any) -> Any:
         return value
     if isinstance(value, (tuple, list)):
         return [describe_value(item) for item in value]
-    if hasattr(value, "shape") and hasattr(value, "dtype"):
-        return {"array": describe_array(value)}
+    layout = array_layout(value)
+    if layout is not None:
+        return {"array": layout.describe()}
     if hasattr(value, "value") and type(value).__class__.__name__ == "EnumMeta":
         return f"{type(value).__qualname__}.{value.name}"
     # An object folded in as a whole: its type is what the code depends on.
     return f"<{type(value).__module__}.{type(value).__qualname__}>"
-
-
-def _is_array(value: Any) -> bool:
-    return hasattr(value, "shape") and hasattr(value, "dtype") and hasattr(value, "strides")
 
 
 def collect_build_inputs(
@@ -109,26 +107,31 @@ def collect_build_inputs(
 
 
 def _describe_arguments(program: Any, args: tuple, kwargs: dict) -> tuple[dict, dict]:
-    """Run-time arguments (array descriptors, scalar types) and compile-time ones (values)."""
+    """Run-time arguments (array-like layouts, scalar types) and compile-time ones (values)."""
     given = dict(zip(program.argnames, args))
     given.update(kwargs)
     arguments, compiletime = {}, {}
     for name, value in sorted(given.items()):
         if name in program.constant_args:
             compiletime[name] = describe_value(value)
-        elif _is_array(value):
-            arguments[name] = describe_array(value)
+        elif (layout := array_layout(value)) is not None:
+            arguments[name] = layout.describe()
         else:
             arguments[name] = {"scalar": type(value).__name__}
     return arguments, compiletime
 
 
 def describe_closure_arrays(closure: Any) -> dict[str, Any]:
-    """The arrays a closure reads (through ``self``, at any depth), by expression."""
+    """The arrays a closure reads (through ``self``, at any depth), by expression.
+
+    An array-like (an array, or a container such as a ``Quantity``) is
+    described by its layout; anything else DaCe took as an array, as a value.
+    """
     arrays = {}
     for _name, (expression, _desc, getter, _) in sorted(closure.closure_arrays.items()):
         value = getter()
-        arrays[expression] = describe_array(value) if _is_array(value) else describe_value(value)
+        layout = array_layout(value)
+        arrays[expression] = layout.describe() if layout is not None else describe_value(value)
     return arrays
 
 

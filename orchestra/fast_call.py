@@ -9,6 +9,15 @@ cannot be reused by other objects and a referenced numpy array cannot be
 resized in place: object identity implies the same data pointer, shape and
 strides. Reallocating an array (or replacing a state attribute) gives a new
 object and triggers a fresh, validated marshalling, never a stale pointer.
+
+An array container (:func:`orchestra.array_like.is_container`, e.g. NDSL's
+``Quantity``) is the exception: the same container may wrap another array
+after ``quantity.data = new_array``. For each container marshalled, the fast
+path also compares the container's data token (pointer, shape, strides,
+dtype, read from its array interface) on every call; a changed token
+triggers the same validated marshalling. Arrays are described (shape, dtype,
+strides, memory range) by :func:`orchestra.array_like.array_layout` only
+when marshalling.
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from orchestra.array_like import ArrayLayout, array_layout, data_token, is_container
 from orchestra.errors import StaleArgumentsError
 from orchestra.toolchain import dace_settings
 
@@ -85,19 +95,29 @@ def _check_scalar(name: str, value: Any, dtype: np.dtype) -> None:
 
 
 def _data_range(value: Any) -> tuple[int, int] | None:
-    """[first byte, last byte + 1) of an array's memory, None for anything else."""
-    if isinstance(value, np.generic):
-        return None  # a numpy scalar has an array interface, but is passed by value
-    interface = getattr(value, "__cuda_array_interface__", None) or getattr(value, "__array_interface__", None)
-    if interface is None or not hasattr(value, "strides") or value.size == 0:
-        return None
-    start = end = int(interface["data"][0])
-    for extent, stride in zip(value.shape, value.strides):
-        if stride < 0:
-            start += (extent - 1) * stride
-        else:
-            end += (extent - 1) * stride
-    return start, end + value.itemsize
+    """[first byte, last byte + 1) of an array-like's memory, None for anything else (numpy scalars included)."""
+    layout = array_layout(value)
+    return layout.byte_range() if layout is not None else None
+
+
+def _check_layout(name: str, layout: ArrayLayout, desc: Any) -> None:
+    """An array argument must have the shape, dtype and strides (elements) the program was built for."""
+    expected = tuple(int(n) for n in desc.shape)
+    dtype = desc.dtype.as_numpy_dtype()
+    if layout.shape != expected or layout.dtype != dtype:
+        raise StaleArgumentsError(
+            f"argument {name!r} has shape {layout.shape} and dtype {layout.dtype}, but the "
+            f"program was built for shape {expected} and dtype {dtype}; "
+            "arrays may be reallocated between calls but not resized: rebuild for the new sizes"
+        )
+    # the stride of an axis of extent 1 is never used (DaCe may normalise it)
+    strides = tuple(s for s, n in zip(layout.strides, layout.shape) if n > 1)
+    expected_strides = tuple(int(s) for s, n in zip(desc.strides, expected) if n > 1)
+    if strides != expected_strides:
+        raise StaleArgumentsError(
+            f"argument {name!r} has strides {strides} (elements) but the program was built for "
+            f"{expected_strides}: allocate it with the same layout (same gt4py backend)"
+        )
 
 
 def _check_no_aliasing(names: list[str], keywords: dict[str, Any]) -> None:
@@ -144,6 +164,7 @@ class FastCaller:
         self._descriptors = {name: sdfg.arrays[name] for name in signature if name in sdfg.arrays}
         self._has_return = any(name.startswith("__return") for name in sdfg.arrays)
         self._last_values: list | None = None
+        self._containers: tuple[tuple[int, tuple], ...] = ()
         self.marshal_count = 0
 
     def _current_values(self, args: tuple, kwargs: dict) -> list:
@@ -171,34 +192,34 @@ class FastCaller:
             if type(desc).__name__ == "Scalar":
                 _check_scalar(name, value, desc.dtype.as_numpy_dtype())
                 continue
-            if value is None or not hasattr(desc, "shape") or not hasattr(value, "shape"):
+            if value is None or not hasattr(desc, "shape"):
                 continue
-            expected = tuple(int(n) for n in desc.shape)
-            if tuple(value.shape) != expected or value.dtype != desc.dtype.as_numpy_dtype():
-                raise StaleArgumentsError(
-                    f"argument {name!r} has shape {tuple(value.shape)} and dtype {value.dtype}, but the "
-                    f"program was built for shape {expected} and dtype {desc.dtype.as_numpy_dtype()}; "
-                    "arrays may be reallocated between calls but not resized: rebuild for the new sizes"
-                )
-            itemsize = value.dtype.itemsize
-            # the stride of an axis of extent 1 is never used (DaCe may normalise it)
-            strides = tuple(s // itemsize for s, n in zip(value.strides, value.shape) if n > 1)
-            expected_strides = tuple(int(s) for s, n in zip(desc.strides, expected) if n > 1)
-            if strides != expected_strides:
-                raise StaleArgumentsError(
-                    f"argument {name!r} has strides {strides} (elements) but the program was built for "
-                    f"{expected_strides}: allocate it with the same layout (same gt4py backend)"
-                )
+            layout = array_layout(value)
+            if layout is not None:
+                _check_layout(name, layout, desc)
+
+    def _watch_containers(self, values: list) -> tuple[tuple[int, tuple], ...]:
+        """(position, data token) of each container among ``values``: its wrapped array may be replaced."""
+        return tuple((index, data_token(value)) for index, value in enumerate(values) if is_container(value))
+
+    def _containers_moved(self, values: list) -> bool:
+        """Whether a container marshalled last time now wraps other data (or another layout)."""
+        return any(data_token(values[index]) != token for index, token in self._containers)
 
     def __call__(self, args: tuple, kwargs: dict) -> Any:
         values = self._current_values(args, kwargs)
         compiled = self._compiled
-        if self._last_values is None or not _same(values, self._last_values):
+        if (
+            self._last_values is None
+            or not _same(values, self._last_values)
+            or (self._containers and self._containers_moved(values))
+        ):
             keywords = self._as_keywords(values)
             self._validate(keywords)
             with dace_settings():
                 compiled._lastargs = compiled.construct_arguments(**keywords)
             self._last_values = values  # keeps the marshalled objects alive
+            self._containers = self._watch_containers(values)
             self.marshal_count += 1
         compiled.fast_call(*compiled._lastargs)
         if self._has_return:

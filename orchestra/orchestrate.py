@@ -67,7 +67,9 @@ def _is_compiletime_value(value: Any) -> bool:
         return True
     if value is None or isinstance(value, (numbers.Number, str, bytes, enum.Enum, np.generic)):
         return False
-    if (hasattr(value, "shape") and hasattr(value, "dtype")) or callable(value):
+    from orchestra.array_like import is_array_like
+
+    if is_array_like(value) or callable(value):  # an array or array container: a run-time argument
         return False
     from dace import data
 
@@ -365,7 +367,7 @@ def orchestrate(
     obj: Any,
     config: DaceConfig,
     method_to_orchestrate: str = "__call__",
-    dace_compiletime_args: Sequence[str] = (),
+    dace_compiletime_args: Optional[Sequence[str]] = None,
 ) -> None:
     """Orchestrate ``obj.<method_to_orchestrate>`` in place (no-op in ``Python`` mode).
 
@@ -373,7 +375,7 @@ def orchestrate(
         obj: the model object (e.g. a ``DynamicalCore``).
         config: the job's :class:`DaceConfig` (mode, backend, communicator).
         method_to_orchestrate: the method whose calls become one program.
-        dace_compiletime_args: parameter names folded in at parse time.
+        dace_compiletime_args: parameter names folded in at parse time (None: none).
 
     Example::
 
@@ -397,7 +399,7 @@ def orchestrate(
         return
     if getattr(cls, "__orchestra_patched__", False):
         function = getattr(cls.__mro__[1], method_to_orchestrate)
-    program = OrchestratedProgram(function, config, obj, dace_compiletime_args)
+    program = OrchestratedProgram(function, config, obj, dace_compiletime_args or ())
     programs[method_to_orchestrate] = program
     if method_to_orchestrate == "__call__":
         obj.__class__ = _patched_class(cls)
@@ -406,7 +408,7 @@ def orchestrate(
 
 
 def orchestrate_function(
-    config: DaceConfig, dace_compiletime_args: Sequence[str] = ()
+    config: DaceConfig, dace_compiletime_args: Optional[Sequence[str]] = None
 ) -> Callable[[Callable], Callable]:
     """Decorator: orchestrate a free function (returned unchanged in ``Python`` mode)."""
 
@@ -414,7 +416,7 @@ def orchestrate_function(
         if not config.is_orchestrated:
             return function
         prepare_gt4py()
-        return OrchestratedProgram(function, config, None, dace_compiletime_args)
+        return OrchestratedProgram(function, config, None, dace_compiletime_args or ())
 
     return decorate
 

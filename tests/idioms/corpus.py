@@ -821,6 +821,53 @@ class PerFieldOrigin:
         self._apply(y, x, x, self._area)
 
 
+# ------------------------------------------------------- array containers
+def _quantity(seed: int):
+    from tests.idioms.ndsl_style.infrastructure import Quantity
+
+    return Quantity(_array(seed), ("x", "y", "z"), ORIGIN, DOMAIN)
+
+
+@idiom("Quantity-like container (array protocol only) held by the model", "every NDSL component")
+class QuantityHeld:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._delp = _quantity(31)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._axpy(self._delp, y, 0.5)
+        self._axpy(y, self._delp, 0.25)
+
+
+@idiom("Quantity-like container passed as an argument", "every NDSL component",
+       call=lambda model, f: model(f.x, f.quantity))
+class QuantityArgument:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, q):
+        self._axpy(x, q, 0.5)
+
+
+@dataclasses.dataclass
+class _State:
+    u: Any
+    v: Any
+
+
+@idiom("state dataclass of Quantities as a compile-time argument (`state.u`)", "dyn_core, fv_dynamics",
+       call=lambda model, f: model(f.state, f.y))
+class QuantityState:
+    def __init__(self, config):
+        self._add = stencil(config, st.add_into)
+        orchestrate(obj=self, config=config, dace_compiletime_args=["state"])
+
+    def __call__(self, state, y):
+        self._add(state.u, state.v, y)
+
+
 def _array(seed: int, extra: tuple = ()):
     import gt4py.storage as gt_storage
 
@@ -837,4 +884,5 @@ def _zeros():
 def fields() -> SimpleNamespace:
     """Fresh arrays for one run (the same numbers in every mode)."""
     return SimpleNamespace(x=_array(1), y=_array(2), z=_array(3),
-                           tracers={"qvapor": _array(4), "qliquid": _array(5)})
+                           tracers={"qvapor": _array(4), "qliquid": _array(5)},
+                           quantity=_quantity(6), state=_State(u=_quantity(7), v=_quantity(8)))

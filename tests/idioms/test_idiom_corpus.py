@@ -38,7 +38,8 @@ def _outcome(model, call) -> list[np.ndarray]:
         returned = ()
     elif not isinstance(returned, tuple):
         returned = (returned,)
-    results = [arrays.x, arrays.y, arrays.z, *arrays.tracers.values(), *returned]
+    results = [arrays.x, arrays.y, arrays.z, *arrays.tracers.values(), arrays.quantity.data, arrays.state.u.data,
+               arrays.state.v.data, *returned]
     return [np.ascontiguousarray(value).copy().view(np.uint8) for value in results]
 
 
