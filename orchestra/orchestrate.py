@@ -126,6 +126,7 @@ class OrchestratedProgram:
         self._callers: dict[tuple, list[tuple[FoldedValues, FastCaller, tuple, dict]]] = {}
         self._last_values: Optional[FoldedValues] = None  # those of the program the last call ran
         self._build_only = False
+        self._returned = _ReturnedObjects.of(function, method_object)
         self.build_seconds: Optional[float] = None
         self.load_seconds: Optional[float] = None
         self.built_here = False
@@ -233,7 +234,10 @@ class OrchestratedProgram:
             # keeps folded objects alive (identity); the newest program is tried first
             self._callers.setdefault(folded, []).insert(0, (values, caller, args, kwargs))
             self._caller, self._last_values = caller, values
-        return caller(args, kwargs)
+        result = caller(args, kwargs)
+        if self._returned is not None:  # the objects Python mode returns, not DaCe's copies
+            return self._returned(args, kwargs)
+        return result
 
     def _select(self, candidates: Sequence[tuple[FoldedValues, FastCaller, tuple, dict]]) -> Optional[FastCaller]:
         """The program whose folded values (``self.n``, module constants...) all still hold, if any."""
@@ -325,6 +329,41 @@ class OrchestratedProgram:
             raise SystemExit(0)
         self._build_only = True
         return None
+
+
+class _ReturnedObjects:
+    """What the function returns when every ``return`` names parameters or ``self`` paths (``return fx, self.q``).
+
+    Python returns those very objects; DaCe returns copies of arrays (and a
+    one-element array for a number). When the source says what is returned,
+    the call returns the objects themselves, read after the program ran:
+    writing into them writes into the model's arrays, as in ``Python`` mode
+    (:func:`orchestra.frontend.returns.returned_paths`).
+    """
+
+    def __init__(self, names: list[str], method_object: Any, expressions: list[Any], single: bool) -> None:
+        self._names, self._method_object, self._expressions, self._single = names, method_object, expressions, single
+
+    @classmethod
+    def of(cls, function: Callable, method_object: Any) -> Optional["_ReturnedObjects"]:
+        import ast
+
+        from orchestra.frontend.returns import returned_paths, returns_tuple
+
+        paths = returned_paths(function) if isinstance(function, types.FunctionType) else None
+        if paths is None:
+            return None
+        names = list(inspect.signature(function).parameters)
+        expressions = [compile(ast.Expression(body=path), "<orchestra return>", "eval") for path in paths]
+        return cls(names, method_object, expressions, single=not returns_tuple(function))
+
+    def __call__(self, args: tuple, kwargs: dict) -> Any:
+        names = self._names[1:] if self._method_object is not None else self._names
+        scope = dict(zip(names, args)) | kwargs
+        if self._method_object is not None:
+            scope[self._names[0]] = self._method_object
+        values = tuple(eval(code, {}, scope) for code in self._expressions)  # noqa: S307 (parameter paths)
+        return values[0] if self._single else values
 
 
 def _compiletime_values(program: Any, args: tuple, kwargs: dict) -> dict[str, Any]:

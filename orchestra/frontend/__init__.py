@@ -9,6 +9,10 @@ parses for it (the orchestrated method and every callee DaCe parses in turn,
 at any depth) into the equivalent form DaCe accepts, once, before DaCe's own
 preprocessing:
 
+- :mod:`~orchestra.frontend.returns`: ``a, b = self.component(...)`` whose
+  returns name the component's own arrays or its arguments binds ``a, b`` to
+  those arrays (DaCe would copy them; a caller writing into them changed a
+  copy).
 - :mod:`~orchestra.frontend.aliases`: a local bound once to an attribute path
   (``st = self.stencils[n]``) is replaced by that path where it is used.
 - :mod:`~orchestra.frontend.loops`: a loop whose body indexes a compile-time

@@ -186,7 +186,8 @@ class _Typer:
     def _refuse(self, call: ast.Call, function: types.FunctionType) -> None:
         raise BuildError(
             f"{self.filename}:{call.lineno}: the result of the callback {ast.unparse(call.func)}() is used, "
-            f"but {function.__qualname__} has no return annotation, so the compiled program cannot know its "
-            f"type; annotate it (def {function.__name__}(...) -> float, or -> tuple[float, int] for several "
-            "values)"
+            f"but {function.__qualname__} has no return annotation; it is decorated, so it stays in Python "
+            "as a callback and the compiled program must be told the type of what it returns: annotate it "
+            f"(def {function.__name__}(...) -> float, or -> tuple[float, int] for several values), or, for a "
+            "value known before the run, compute it in __init__ and read it through self"
         )

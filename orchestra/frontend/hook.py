@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator
 from orchestra.frontend.aliases import replace_aliases
 from orchestra.frontend.callbacks import type_callback_results
 from orchestra.frontend.loops import UNROLL, unroll_collection_loops
+from orchestra.frontend.returns import expose_returned_aliases
 from orchestra.frontend.scope import ParseScope
 
 _state = threading.local()
@@ -33,6 +34,7 @@ def rewrite(tree: ast.Module, filename: str, namespace: dict[str, Any], runtime:
     definition = tree.body[0] if tree.body else None
     if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return tree
+    expose_returned_aliases(definition, ParseScope(definition, namespace, runtime))  # before the aliases
     replace_aliases(definition)
     scope = ParseScope(definition, namespace, runtime)
     if unroll_collection_loops(definition, scope, filename):

@@ -821,6 +821,165 @@ class PerFieldOrigin:
         self._apply(y, x, x, self._area)
 
 
+# ------------------------------------------------ shapes of whole components
+TRACER_NAMES = ["qvapor", "qliquid", "qice"]  #: a module-level list, sliced by a count the model holds
+
+
+@idiom("enumerate over a module-level list sliced by a count the model holds, indexing a component list",
+       "mapn_tracer (older PyFV3)", call=lambda model, f: model(f.tracers, f.y))
+class SlicedModuleList:
+    def __init__(self, config):
+        self._nq = 2
+        self._remap = [Component(config, 0.5), Component(config, 2.0)]
+        orchestrate(obj=self, config=config, dace_compiletime_args=["tracers"])
+
+    def __call__(self, tracers, y):
+        for i, name in enumerate(TRACER_NAMES[0:self._nq]):
+            self._remap[i](tracers[name], y, 0.25)
+
+
+class NullTimer:
+    """A timer that does nothing (NDSL's NullTimer), a compile-time default argument."""
+
+    def clock(self, name: str) -> "_NullClock":
+        return _NullClock()
+
+
+class _NullClock:
+    @dace_inhibitor
+    def __enter__(self):
+        pass
+
+    @dace_inhibitor
+    def __exit__(self, *exception):
+        pass
+
+
+class StateComponent:
+    """A nested component taking the state as a compile-time argument and scalars by keyword."""
+
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config, dace_compiletime_args=["state"])
+
+    def __call__(self, state, timestep: float, n_map: int):
+        self._axpy(state.u, state.v, timestep * n_map)
+
+
+@idiom("a named method orchestrated, __call__ forwarding *args/**kwargs to it, a default NullTimer",
+       "fv_dynamics step_dynamics", call=lambda model, f: (model(f.state, 2), model(f.state, n_map=1)))
+class NamedMethod:
+    def __init__(self, config):
+        self.acoustic_dynamics = StateComponent(config)
+        self._timestep, self._k_split = 2.0, 4
+        self.config = SimpleNamespace(k_split=2, n_split=3, breed_vortex_inline=False)
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config, method_to_orchestrate="step_dynamics",
+                    dace_compiletime_args=["state", "timer"])
+
+    def __call__(self, *args, **kwargs):
+        return self.step_dynamics(*args, **kwargs)
+
+    def step_dynamics(self, state, n_map: int, timer=NullTimer()):
+        with timer.clock("acoustics"):
+            self.acoustic_dynamics(state, timestep=self._timestep / self._k_split, n_map=n_map)
+        end_step = n_map == self.config.k_split
+        for it in range(self.config.n_split):
+            remap_step = False
+            if self.config.breed_vortex_inline or (it == self.config.n_split - 1):
+                remap_step = True
+            if remap_step and end_step:
+                self._axpy(state.u, state.v, 0.5)
+
+
+@idiom("callback and receiving variable annotated with a numpy type (`x: Float = ...`)", "dyn_core da_min: Float")
+class NumpyAnnotations:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    @dace_inhibitor
+    def _get_da_min(self) -> np.float64:
+        return np.float64(0.3)
+
+    def __call__(self, x, y):
+        da_min: np.float64 = self._get_da_min()
+        self._axpy(x, y, da_min)
+
+
+class CGridSolver:
+    """Returns its own arrays (c_sw's ``return self.delpc, self.ptc``)."""
+
+    def __init__(self, config):
+        self._copy = stencil(config, st.copy_scaled)
+        self.delpc, self.ptc = _zeros(), _zeros()
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._copy(x, self.delpc, 0.5)
+        self._copy(y, self.ptc, 2.0)
+        return self.delpc, self.ptc
+
+
+@idiom("a component's returned arrays ignored, read through the component instead", "dyn_core after c_sw")
+class ReturnIgnored:
+    def __init__(self, config):
+        self.cgrid = CGridSolver(config)
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self.cgrid(x, y)
+        self._axpy(self.cgrid.delpc, y, 0.25)
+
+
+@idiom("a component's returned arrays unpacked, then written into (they are the component's arrays)",
+       "model code generally")
+class ReturnUnpackedAndWritten:
+    def __init__(self, config):
+        self.cgrid = CGridSolver(config)
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        delpc, ptc = self.cgrid(x, y)
+        self._axpy(x, delpc, 0.5)  # writes self.cgrid.delpc, as in Python
+        self._axpy(self.cgrid.delpc, ptc, 0.25)
+        self._axpy(ptc, y, 1.0)
+
+
+@idiom("a helper's returned argument unpacked and written into", "map_single returns q1",
+       call=lambda model, f: model(f.x, f.y))
+class HelperReturnsArgument:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def _map(self, q, y):
+        self._axpy(y, q, 0.5)
+        return q
+
+    def __call__(self, x, y):
+        q1 = self._map(x, y)
+        self._axpy(y, q1, 0.25)  # writes x, as in Python
+
+
+@idiom("`is not None` on a stencil attribute and on an attribute left None", "c_sw divergence corner")
+class OptionalStencilAttribute:
+    def __init__(self, config):
+        self._corner = stencil(config, st.scale)
+        self._absent = None
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        if self._corner is not None:
+            self._corner(y, 2.0)
+        if self._absent is not None:
+            self._absent(y, 3.0)
+        self._axpy(x, y, 0.5)
+
+
 # ------------------------------------------------------- array containers
 def _quantity(seed: int):
     from tests.idioms.ndsl_style.infrastructure import Quantity

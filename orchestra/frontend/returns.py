@@ -1,0 +1,189 @@
+"""Arrays a component returns are its caller's arrays, not copies: ``d, y2 = self.csw(y, x)``.
+
+In Python, ``return self.delpc, fx`` hands back the component's own array and
+the caller's argument: writing into ``d`` writes into ``self.csw.delpc``.
+DaCe copies the return values of a nested program into new arrays, so a
+caller that wrote into what it got back changed a copy, and the program
+computed something else than ``Python`` mode, silently.
+
+:func:`returned_paths` finds, from a function's source, what each returned
+value *is* when every ``return`` gives, at that position, the same parameter
+or the same ``self.<path>`` (neither rebound in the function).
+:func:`expose_returned_aliases` then rewrites a caller's
+``a, b = component(...)`` into the call followed by ``a, b = <paths>``
+(``self.csw.delpc``, the argument expression), which the alias rewrite
+turns into uses of those arrays. Anything else (a computed value, returns
+that differ) keeps DaCe's copy: for numbers a copy is what Python means.
+The top-level program uses the same analysis to return the very objects
+``Python`` mode returns (:class:`orchestra.orchestrate.OrchestratedProgram`).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import textwrap
+import types
+from typing import Any, Optional
+
+from orchestra.frontend.scope import MISSING, ParseScope, is_access_path, root_name, stored_names
+
+
+@functools.lru_cache(maxsize=None)
+def _definition(function: types.FunctionType) -> Optional[ast.FunctionDef]:
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    definition = tree.body[0] if tree.body else None
+    return definition if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def _own_returns(definition: ast.FunctionDef) -> list[ast.Return]:
+    found, pending = [], list(definition.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Return):
+            found.append(node)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def returned_paths(function: types.FunctionType) -> Optional[tuple[ast.expr, ...]]:
+    """What ``function`` returns, position by position, as parameter or ``self`` paths; None if not that."""
+    definition = _definition(function)
+    if definition is None:
+        return None
+    returns = _own_returns(definition)
+    if not returns or any(node.value is None for node in returns):
+        return None
+    shapes = [node.value.elts if isinstance(node.value, ast.Tuple) else [node.value] for node in returns]
+    if len({len(shape) for shape in shapes}) != 1:
+        return None
+    parameters = {arg.arg for arg in definition.args.posonlyargs + definition.args.args + definition.args.kwonlyargs}
+    rebound = stored_names(definition.body)
+    paths = []
+    for position in zip(*shapes):
+        texts = {ast.unparse(node) for node in position}
+        node = position[0]
+        root = root_name(node)
+        if len(texts) != 1 or not is_access_path(node) or root not in parameters or root in rebound:
+            return None
+        paths.append(node)
+    return tuple(paths)
+
+
+def returns_tuple(function: types.FunctionType) -> bool:
+    """Whether ``function``'s returns give tuples (``return a, b``) rather than one value."""
+    definition = _definition(function)
+    return definition is not None and any(isinstance(node.value, ast.Tuple) for node in _own_returns(definition))
+
+
+def _callee_function(callee: Any, func: ast.expr) -> Optional[tuple[types.FunctionType, Optional[ast.expr]]]:
+    """The Python function a call runs and the expression of its ``self`` (None for a free function)."""
+    programs = getattr(callee, "__dict__", {}).get("__orchestra_programs__")
+    if programs and "__call__" in programs:  # an orchestrated component called as ``self.inner(...)``
+        return programs["__call__"].function, func
+    if hasattr(callee, "dace_program") and isinstance(getattr(callee, "function", None), types.FunctionType):
+        owner = func.value if isinstance(func, ast.Attribute) else None
+        if getattr(callee, "method_object", None) is not None:
+            return (callee.function, owner) if owner is not None else None
+        return callee.function, None
+    if isinstance(callee, types.MethodType) and isinstance(callee.__func__, types.FunctionType):
+        return (callee.__func__, func.value) if isinstance(func, ast.Attribute) else None
+    if isinstance(callee, types.FunctionType):
+        return callee, None
+    return None
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, replacements: dict[str, ast.expr]) -> None:
+        self.replacements = replacements
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.replacements:
+            return ast.copy_location(ast.parse(ast.unparse(self.replacements[node.id]), mode="eval").body, node)
+        return node
+
+
+def _caller_paths(call: ast.Call, function: types.FunctionType, owner: Optional[ast.expr]) -> Optional[list[ast.expr]]:
+    """The returned paths written in the caller's terms (arguments and the component's path)."""
+    paths = returned_paths(function)
+    if paths is None or any(isinstance(arg, ast.Starred) for arg in call.args) or any(
+            keyword.arg is None for keyword in call.keywords):
+        return None
+    signature = inspect.signature(function)
+    names = list(signature.parameters)
+    if owner is not None:
+        names = names[1:]
+        signature = signature.replace(parameters=list(signature.parameters.values())[1:])
+    try:
+        bound = signature.bind(*call.args, **{keyword.arg: keyword.value for keyword in call.keywords})
+    except TypeError:
+        return None
+    replacements: dict[str, ast.expr] = dict(bound.arguments)
+    if owner is not None:
+        replacements[next(iter(inspect.signature(function).parameters))] = owner
+    result = []
+    for path in paths:
+        root = root_name(path)
+        replacement = replacements.get(root)
+        if replacement is None or not is_access_path(replacement):
+            return None  # a default or an expression: DaCe's copy
+        result.append(_Substitute({root: replacement}).visit(ast.parse(ast.unparse(path), mode="eval").body))
+    return result
+
+
+def expose_returned_aliases(function: ast.FunctionDef, scope: ParseScope) -> int:
+    """Rewrite ``a, b = component(...)`` where what comes back are arrays the caller can name."""
+    count = 0
+
+    def block(body: list[ast.stmt]) -> None:
+        nonlocal count
+        index = 0
+        while index < len(body):
+            statement = body[index]
+            replacement = _rewrite(statement, scope)
+            if replacement is not None:
+                body[index:index + 1] = replacement
+                count += 1
+                index += len(replacement)
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(statement, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    block(inner)
+            for handler in getattr(statement, "handlers", ()):
+                block(handler.body)
+            index += 1
+
+    block(function.body)
+    return count
+
+
+def _rewrite(statement: ast.stmt, scope: ParseScope) -> Optional[list[ast.stmt]]:
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1 or not isinstance(statement.value, ast.Call):
+        return None
+    call, target = statement.value, statement.targets[0]
+    callee = scope.value_of(call.func)
+    found = _callee_function(callee, call.func) if callee is not MISSING else None
+    if found is None:
+        return None
+    paths = _caller_paths(call, *found)
+    if paths is None:
+        return None
+    if isinstance(target, ast.Tuple):
+        if len(target.elts) != len(paths) or not all(isinstance(name, ast.Name) for name in target.elts):
+            return None
+        value: ast.expr = ast.Tuple(elts=paths, ctx=ast.Load())
+    elif isinstance(target, ast.Name):
+        value = paths[0] if len(paths) == 1 else ast.Tuple(elts=paths, ctx=ast.Load())
+        if len(paths) != 1:
+            return None  # the tuple itself is the value: DaCe's copy
+    else:
+        return None
+    run = ast.copy_location(ast.Expr(value=call), statement)
+    bind = ast.copy_location(ast.Assign(targets=[target], value=value), statement)
+    return [ast.fix_missing_locations(run), ast.fix_missing_locations(bind)]
