@@ -980,6 +980,32 @@ class OptionalStencilAttribute:
         self._axpy(x, y, 0.5)
 
 
+@idiom("a callback taking arrays and returning a scalar", "tracer_2d_1l Courant maximum")
+class CallbackWithArrays:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    @dace_inhibitor
+    def _largest(self, x, y) -> float:
+        return float(np.max(np.abs(np.asarray(x))) + np.max(np.abs(np.asarray(y))))
+
+    def __call__(self, x, y):
+        self._axpy(x, y, 0.5)
+        largest = self._largest(x, y)
+        self._axpy(y, x, 1.0 / largest)
+
+
+@idiom("the same array given twice to a nested component", "delnflux(q, fx, fx) shapes")
+class SameArrayToComponent:
+    def __init__(self, config):
+        self.inner = Component(config)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self.inner(y, y, 0.5)
+
+
 # ------------------------------------------------------- array containers
 def _quantity(seed: int):
     from tests.idioms.ndsl_style.infrastructure import Quantity
