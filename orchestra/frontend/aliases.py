@@ -23,7 +23,7 @@ import ast
 import copy
 from typing import Optional
 
-from orchestra.frontend.scope import is_access_path, path_names, stored_names
+from orchestra.frontend.scope import inner_blocks, is_access_path, path_names, stored_names
 
 
 def replace_aliases(function: ast.FunctionDef) -> int:
@@ -103,12 +103,8 @@ class _Block:
                     self.replaced += 1
                 body[index:] = rest
                 continue
-            for field in ("body", "orelse", "finalbody"):
-                inner = getattr(statement, field, None)
-                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                    self._rewrite(inner)
-            for handler in getattr(statement, "handlers", ()):
-                self._rewrite(handler.body)
+            for inner in inner_blocks(statement):
+                self._rewrite(inner)
             index += 1
 
     def _replaceable(self, name: str, path: ast.expr, body: list[ast.stmt], index: int) -> bool:

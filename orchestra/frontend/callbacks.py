@@ -29,7 +29,7 @@ import typing
 from typing import Any, Optional
 
 from orchestra.errors import BuildError
-from orchestra.frontend.scope import MISSING, ParseScope
+from orchestra.frontend.scope import MISSING, ParseScope, inner_blocks
 
 _NOT_MOVED = (ast.BoolOp, ast.IfExp, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
 
@@ -103,12 +103,8 @@ class _Typer:
             before = self.statement(statement)
             body[index:index] = before
             index += len(before)
-            for field in ("body", "orelse", "finalbody"):
-                inner = getattr(statement, field, None)
-                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                    self.block(inner)
-            for handler in getattr(statement, "handlers", ()):
-                self.block(handler.body)
+            for inner in inner_blocks(statement):
+                self.block(inner)
             index += 1
 
     def statement(self, statement: ast.stmt) -> list[ast.stmt]:

@@ -27,7 +27,7 @@ import textwrap
 import types
 from typing import Any, Optional
 
-from orchestra.frontend.scope import MISSING, ParseScope, is_access_path, root_name, stored_names
+from orchestra.frontend.scope import MISSING, ParseScope, inner_blocks, is_access_path, root_name, stored_names
 
 
 @functools.lru_cache(maxsize=None)
@@ -151,12 +151,8 @@ def expose_returned_aliases(function: ast.FunctionDef, scope: ParseScope) -> int
                 count += 1
                 index += len(replacement)
                 continue
-            for field in ("body", "orelse", "finalbody"):
-                inner = getattr(statement, field, None)
-                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                    block(inner)
-            for handler in getattr(statement, "handlers", ()):
-                block(handler.body)
+            for inner in inner_blocks(statement):
+                block(inner)
             index += 1
 
     block(function.body)

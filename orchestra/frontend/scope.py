@@ -1,4 +1,4 @@
-"""What the names in one function refer to while DaCe parses it.
+"""What the names in one function refer to while DaCe parses it, and the syntax the rewrites share.
 
 A rewrite may only rely on values fixed for the whole call: the model object
 (``self``), module globals, closure cells and compile-time arguments, none of
@@ -11,9 +11,19 @@ such a name, exactly as DaCe's closure resolution will.
 from __future__ import annotations
 
 import ast
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 MISSING = object()
+
+
+def inner_blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
+    """The statement lists nested directly in ``statement`` (bodies, ``else``, ``finally``, handlers)."""
+    for field in ("body", "orelse", "finalbody"):
+        inner = getattr(statement, field, None)
+        if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+            yield inner
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body
 
 
 def stored_names(nodes: Iterable[ast.AST]) -> set[str]:
