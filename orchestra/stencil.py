@@ -24,6 +24,7 @@ other field at (3, 3, 0) along the axes it has.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
@@ -104,11 +105,19 @@ class FrozenStencil:
         self.externals = dict(externals or {})
         self.validate_args = validate_args
         options = {"name": name} if name else {}
-        # DaCe backends: a lazy stencil yields its SDFG for orchestration without
-        # building a Python extension; it builds only if called stencil by stencil.
-        make = gtscript.lazy_stencil if backend.startswith("dace") else gtscript.stencil
-        with gt4py_cache_lock():
-            self.stencil_object = make(backend=backend, definition=definition, externals=self.externals, **options)
+        if backend.startswith("dace"):
+            # A lazy stencil yields its SDFG for orchestration without building a Python
+            # extension (it builds only if called stencil by stencil), and nothing of gt4py's
+            # IR is computed here: a rank that loads a build never needs it, the building rank
+            # lowers the stencil when it parses. Creating it writes nothing: no cache lock.
+            self.stencil_object = gtscript.lazy_stencil(
+                backend=backend, definition=definition, externals=self.externals, check_syntax=False, **options
+            )
+        else:
+            with gt4py_cache_lock():
+                self.stencil_object = gtscript.stencil(
+                    backend=backend, definition=definition, externals=self.externals, **options
+                )
         # the built stencil object, once there (a lazy stencil builds on its first call)
         self._callable: Optional[Callable] = None if backend.startswith("dace") else self.stencil_object
 
@@ -164,6 +173,9 @@ class FrozenStencil:
         # gt4py's field and parameter information, from the IR (no build)
         args_data = make_args_data_from_gtir(self.stencil_object.builder.gtir_pipeline)
         names = self.__sdfg_signature__()[0]
+        lowered = [arg.name for arg in self.stencil_object.builder.gtir.api_signature]
+        if names != lowered:  # gt4py's API signature is the definition's parameters; a gt4py that differs is caught
+            raise RuntimeError(f"stencil {self.name!r}: gt4py lowered the parameters {lowered}, the definition has {names}")
         # refuse, while parsing, the arrays Python mode would refuse
         check_stencil_arguments(self.name, args_data, names, args, kwargs, self.origin, self.domain)
         with gt4py_cache_lock():
@@ -172,9 +184,14 @@ class FrozenStencil:
         _tighten_horizontal_bounds(sdfg, args_data.field_info, self.origin, self.domain)  # per field
         return sdfg
 
-    def __sdfg_signature__(self):
+    def __sdfg_signature__(self) -> tuple[list[str], list[str]]:
+        """The stencil's parameters in order (gt4py's API signature is the definition's), no constants.
+
+        Read from the definition, not from gt4py's IR: DaCe asks for it while
+        resolving closures on every rank, and only a building rank needs the IR.
+        """
         self._require_dace_backend()
-        return self.stencil_object.__sdfg_signature__()
+        return list(inspect.signature(self.definition).parameters), []
 
     def __sdfg_closure__(self, *args: Any, **kwargs: Any) -> dict:
         return {}
