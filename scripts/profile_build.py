@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import importlib
 import json
 import shutil
 import tempfile
@@ -83,11 +84,12 @@ def instrument(profile: Profile) -> None:
     from dace.codegen import codegen, compiler
     from dace.frontend.python import preprocessing
 
-    from orchestra import orchestrate as orchestrate_module
-    from orchestra import stencil as stencil_module
-    from orchestra.passes import cpu as cpu_passes
-    from orchestra.passes import memory, simplify
-    from orchestra.pipeline import build, obtain, request, stages
+    modules = {name: importlib.import_module(f"orchestra.{name}") for name in (
+        "orchestrate", "stencil", "passes.cpu", "passes.memory", "passes.simplify", "pipeline.build",
+        "pipeline.obtain", "pipeline.request", "pipeline.stages")}
+    orchestrate_module, stencil_module = modules["orchestrate"], modules["stencil"]
+    cpu_passes, memory, simplify = modules["passes.cpu"], modules["passes.memory"], modules["passes.simplify"]
+    build, obtain, request, stages = (modules[f"pipeline.{name}"] for name in ("build", "obtain", "request", "stages"))
 
     for name in ("parse", "optimize", "compile_program"):
         profile.wrap(stages, name, "stage", lambda *a, name=name: name)
@@ -98,6 +100,9 @@ def instrument(profile: Profile) -> None:
     profile.wrap(orchestrate_module.OrchestratedProgram, "__sdfg__", "parse",
                  lambda program, *a: f"component {program.label}")
     profile.wrap(stencil_module.FrozenStencil, "__sdfg__", "parse", lambda stencil, *a: f"stencil {stencil.name}")
+    from gt4py.cartesian.backend.dace_lazy_stencil import DaCeLazyStencil
+
+    profile.wrap(DaCeLazyStencil, "__sdfg__", "parse", lambda *a: "gt4py DaCeLazyStencil.__sdfg__")
     profile.wrap(preprocessing, "preprocess_dace_program", "parse",
                  lambda function, *a: f"preprocess {getattr(function, '__qualname__', function)}")
     profile.wrap(simplify, "simplify", "optimize", lambda *a: "simplify")
@@ -120,20 +125,27 @@ def report(profile: Profile, total: float) -> dict[str, Any]:
     for label, inclusive, _exclusive, _calls in sorted(profile.rows("stage"), key=lambda row: -row[1]):
         print(f"{label:<44}{inclusive:>8.1f}")
     parse = profile.rows("parse")
-    stencil_s, stencil_n = grouped(parse, "stencil ")
-    component_s, component_n = grouped(parse, "component ")
-    preprocess_s, preprocess_n = grouped(parse, "preprocess ")
+    parts = [
+        ("stencil ", "FrozenStencil.__sdfg__ ({n} calls: gt4py IR on first use, checks)"),
+        ("gt4py ", "gt4py's stencil SDFG ({n} calls)"),
+        ("component ", "DaCe frontend ({n} component parses)"),
+        ("preprocess ", "DaCe preprocessing ({n} functions)"),
+    ]
     print("\nparse, exclusive of nested timed calls:")
-    print(f"  gt4py lowering of {stencil_n} stencil calls{'':<14}{stencil_s:>8.1f}")
-    print(f"  DaCe frontend of {component_n} component parses{'':<12}{component_s:>8.1f}")
-    print(f"  DaCe preprocessing of {preprocess_n} functions{'':<13}{preprocess_s:>8.1f}")
+    for prefix, text in parts:
+        seconds, calls = grouped(parse, prefix)
+        print(f"  {text.format(n=calls):<58}{seconds:>8.1f}")
     print("  slowest nodes (exclusive s, calls):")
     for label, _inclusive, exclusive, calls in parse[:12]:
         print(f"    {label[:60]:<60}{exclusive:>7.2f} {calls:>4}")
-    for section in ("optimize", "compile"):
+    stage_seconds = {label: inclusive for label, inclusive, _, _ in profile.rows("stage")}
+    for section, stage in (("optimize", "optimize"), ("compile", "compile_program")):
         print(f"\n{section}:")
-        for label, inclusive, _exclusive, calls in sorted(profile.rows(section), key=lambda row: -row[1]):
+        rows = sorted(profile.rows(section), key=lambda row: -row[1])
+        for label, inclusive, _exclusive, calls in rows:
             print(f"  {label:<42}{inclusive:>8.1f} {calls:>4}")
+        rest = stage_seconds.get(stage, 0.0) - sum(row[2] for row in rows)
+        print(f"  {'other (not timed separately)':<42}{rest:>8.1f}")
     return {
         "total_s": total,
         "sections": {section: [dict(zip(("label", "inclusive_s", "exclusive_s", "calls"), row))
