@@ -21,15 +21,12 @@ and the annotation to add.
 from __future__ import annotations
 
 import ast
-import functools
-import inspect
-import textwrap
 import types
 import typing
 from typing import Any, Optional
 
 from orchestra.errors import BuildError
-from orchestra.frontend.scope import MISSING, ParseScope, inner_blocks
+from orchestra.frontend.scope import MISSING, ParseScope, definition_of, inner_blocks
 
 _NOT_MOVED = (ast.BoolOp, ast.IfExp, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
 
@@ -39,16 +36,6 @@ def type_callback_results(function: ast.FunctionDef, scope: ParseScope, filename
     typer = _Typer(function, scope, filename)
     typer.block(function.body)
     return typer.count
-
-
-@functools.lru_cache(maxsize=None)
-def _is_decorated(code: types.CodeType, function: types.FunctionType) -> bool:
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-    except (OSError, TypeError, SyntaxError):
-        return False
-    definition = tree.body[0] if tree.body else None
-    return isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and bool(definition.decorator_list)
 
 
 def callback_function(value: Any) -> Optional[types.FunctionType]:
@@ -62,7 +49,8 @@ def callback_function(value: Any) -> Optional[types.FunctionType]:
     function = getattr(value, "__func__", value)
     if not isinstance(function, types.FunctionType):
         return None
-    return function if _is_decorated(function.__code__, function) else None
+    definition = definition_of(function)
+    return function if definition is not None and definition.decorator_list else None
 
 
 def result_types(function: types.FunctionType) -> Optional[list[Any]]:

@@ -21,23 +21,19 @@ The top-level program uses the same analysis to return the very objects
 from __future__ import annotations
 
 import ast
-import functools
 import inspect
-import textwrap
 import types
 from typing import Any, Optional
 
-from orchestra.frontend.scope import MISSING, ParseScope, inner_blocks, is_access_path, root_name, stored_names
-
-
-@functools.lru_cache(maxsize=None)
-def _definition(function: types.FunctionType) -> Optional[ast.FunctionDef]:
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-    except (OSError, TypeError, SyntaxError):
-        return None
-    definition = tree.body[0] if tree.body else None
-    return definition if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+from orchestra.frontend.scope import (
+    MISSING,
+    ParseScope,
+    definition_of,
+    inner_blocks,
+    is_access_path,
+    root_name,
+    stored_names,
+)
 
 
 def _own_returns(definition: ast.FunctionDef) -> list[ast.Return]:
@@ -53,7 +49,7 @@ def _own_returns(definition: ast.FunctionDef) -> list[ast.Return]:
 
 def returned_paths(function: types.FunctionType) -> Optional[tuple[ast.expr, ...]]:
     """What ``function`` returns, position by position, as parameter or ``self`` paths; None if not that."""
-    definition = _definition(function)
+    definition = definition_of(function)
     if definition is None:
         return None
     returns = _own_returns(definition)
@@ -77,7 +73,7 @@ def returned_paths(function: types.FunctionType) -> Optional[tuple[ast.expr, ...
 
 def returns_tuple(function: types.FunctionType) -> bool:
     """Whether ``function``'s returns give tuples (``return a, b``) rather than one value."""
-    definition = _definition(function)
+    definition = definition_of(function)
     return definition is not None and any(isinstance(node.value, ast.Tuple) for node in _own_returns(definition))
 
 

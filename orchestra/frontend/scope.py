@@ -11,9 +11,24 @@ such a name, exactly as DaCe's closure resolution will.
 from __future__ import annotations
 
 import ast
+import functools
+import inspect
+import textwrap
+import types
 from typing import Any, Iterable, Iterator, Optional
 
 MISSING = object()
+
+
+@functools.lru_cache(maxsize=None)
+def definition_of(function: types.FunctionType) -> Optional[ast.FunctionDef]:
+    """The syntax tree of a function's definition (decorators included), None without source."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    definition = tree.body[0] if tree.body else None
+    return definition if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
 def inner_blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
