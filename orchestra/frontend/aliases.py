@@ -20,10 +20,9 @@ assignment per name.
 from __future__ import annotations
 
 import ast
-import copy
 from typing import Optional
 
-from orchestra.frontend.scope import inner_blocks, is_access_path, path_names, stored_names
+from orchestra.frontend.scope import NameSubstitution, inner_blocks, is_access_path, path_names, stored_names
 
 
 def replace_aliases(function: ast.FunctionDef) -> int:
@@ -71,17 +70,6 @@ def _stored_paths(nodes: list[ast.stmt]) -> list[str]:
     return paths
 
 
-class _Substitute(ast.NodeTransformer):
-    def __init__(self, name: str, path: ast.expr) -> None:
-        self.name, self.path, self.count = name, path, 0
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id == self.name and isinstance(node.ctx, ast.Load):
-            self.count += 1
-            return ast.copy_location(copy.deepcopy(self.path), node)
-        return node
-
-
 class _Block:
     def __init__(self, function: ast.FunctionDef, bound: dict[str, int]) -> None:
         self.function, self.bound, self.replaced = function, bound, 0
@@ -98,7 +86,7 @@ class _Block:
             if pairs and all(self._replaceable(name, path, body, index) for name, path in pairs):
                 rest = body[index + 1 :]
                 for name, path in pairs:
-                    substitute = _Substitute(name, path)
+                    substitute = NameSubstitution({name: path})
                     rest = [substitute.visit(node) for node in rest]
                     self.replaced += 1
                 body[index:] = rest

@@ -21,12 +21,14 @@ The top-level program uses the same analysis to return the very objects
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import types
 from typing import Any, Optional
 
 from orchestra.frontend.scope import (
     MISSING,
+    NameSubstitution,
     ParseScope,
     definition_of,
     inner_blocks,
@@ -94,16 +96,6 @@ def _callee_function(callee: Any, func: ast.expr) -> Optional[tuple[types.Functi
     return None
 
 
-class _Substitute(ast.NodeTransformer):
-    def __init__(self, replacements: dict[str, ast.expr]) -> None:
-        self.replacements = replacements
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id in self.replacements:
-            return ast.copy_location(ast.parse(ast.unparse(self.replacements[node.id]), mode="eval").body, node)
-        return node
-
-
 def _caller_paths(call: ast.Call, function: types.FunctionType, owner: Optional[ast.expr]) -> Optional[list[ast.expr]]:
     """The returned paths written in the caller's terms (arguments and the component's path)."""
     paths = returned_paths(function)
@@ -128,7 +120,7 @@ def _caller_paths(call: ast.Call, function: types.FunctionType, owner: Optional[
         replacement = replacements.get(root)
         if replacement is None or not is_access_path(replacement):
             return None  # a default or an expression: DaCe's copy
-        result.append(_Substitute({root: replacement}).visit(ast.parse(ast.unparse(path), mode="eval").body))
+        result.append(NameSubstitution({root: replacement}).visit(copy.deepcopy(path)))
     return result
 
 

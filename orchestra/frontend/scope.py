@@ -11,6 +11,7 @@ such a name, exactly as DaCe's closure resolution will.
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import inspect
 import textwrap
@@ -18,6 +19,19 @@ import types
 from typing import Any, Iterable, Iterator, Optional
 
 MISSING = object()
+
+
+class NameSubstitution(ast.NodeTransformer):
+    """Replaces each read of a name in ``replacements`` by a copy of its expression (at the name's location)."""
+
+    def __init__(self, replacements: dict[str, ast.expr]) -> None:
+        self.replacements = replacements
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        replacement = self.replacements.get(node.id)
+        if replacement is None or not isinstance(node.ctx, ast.Load):
+            return node
+        return ast.copy_location(copy.deepcopy(replacement), node)
 
 
 @functools.lru_cache(maxsize=None)
