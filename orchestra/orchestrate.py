@@ -178,7 +178,9 @@ class OrchestratedProgram:
 
     # SDFG-convertible protocol (nested orchestrated calls are inlined)
     def __sdfg__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.dace_program().__sdfg__(*args, **kwargs)
+        from orchestra.pipeline.parse_reuse import component_sdfg
+
+        return component_sdfg(self, self.label, self.dace_program(), args, kwargs)
 
     def __sdfg_signature__(self) -> Any:
         return self.dace_program().__sdfg_signature__()

@@ -30,6 +30,7 @@ from orchestra.call_tree import function_name
 from orchestra.errors import BuildError
 from orchestra.passes.memory import format_memory_report
 from orchestra.pipeline.audit import ParseRecorder, audit_parse
+from orchestra.pipeline.parse_reuse import repeated_functions
 from orchestra.pipeline.request import KeyedRequest
 from orchestra.pipeline.stages import compile_program, optimize, parse
 
@@ -54,10 +55,11 @@ def build_and_publish(keyed: KeyedRequest, store: BuildStore, rank: int = 0) -> 
     with warnings.catch_warnings(record=True) as caught, _dace_debug_files_into(staging):
         warnings.simplefilter("default")  # DaCe and gt4py warn a lot: to a file
         with ParseRecorder() as recorder:  # defence in depth: the parse may use nothing unkeyed
-            parsed = parse(request.program, request.args, request.kwargs, save_to)
+            repeated = repeated_functions(keyed.inputs["call_tree"])
+            parsed = parse(request.program, request.args, request.kwargs, save_to, repeated)
         audit_parse(recorder.records, parsed.sdfg, request.program.resolver, keyed.inputs,
                     function_name(request.function), request.label)
-        log.info("[rank %d] %s: parsed in %.1f s", rank, request.label, parsed.seconds)
+        log.info("[rank %d] %s: parsed in %.1f s (%s)", rank, request.label, parsed.seconds, parsed.reuse)
         optimized = optimize(parsed, request.options, save_to)
         log.info("[rank %d] %s: optimized in %.1f s", rank, request.label, optimized.seconds)
         compiled = compile_program(optimized, staging)
