@@ -11,6 +11,8 @@ from typing import Any, Optional, TextIO
 
 import numpy as np
 
+from orchestra import timing_report
+
 from driver.diagnostics import ErrorNorms, Invariants, relative_change
 from driver.model import Model
 from driver.output import OutputWriter
@@ -162,6 +164,8 @@ class Simulation:
         if self.communicator.rank == 0:
             path = Path(config.output.directory) / f"{config.name}_summary.json"
             path.write_text(summary.to_json())
+        if model.factory.dace_config.timings:  # ORCHESTRA_TIMINGS=1: where each step's time went
+            timing_report(self.communicator, Path(config.output.directory) / f"{config.name}_timings.json")
         return summary
 
     def _summarize(self, first_step_seconds: float, per_step: Optional[float]) -> Summary:

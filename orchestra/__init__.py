@@ -5,6 +5,7 @@ Public API::
     from orchestra import orchestrate, orchestrate_function, dace_inhibitor
     from orchestra import DaceConfig, DaCeOrchestration, FrozenStencil
     from orchestra import abstract_device_storage, builds_without_device  # GPU builds without a GPU
+    from orchestra import timing_report  # with ORCHESTRA_TIMINGS=1: where each call went
 
 See ``docs/orchestration.md`` for a walk-through.
 """
@@ -22,6 +23,7 @@ from orchestra.errors import (
 from orchestra.pipeline.abstract_arrays import abstract_device_storage, builds_without_device
 from orchestra.orchestrate import compiletime_type, orchestrate, orchestrate_function
 from orchestra.stencil import FrozenStencil
+from orchestra.timings import timing_report
 from orchestra.toolchain import prepare_gt4py
 
 prepare_gt4py()
@@ -44,4 +46,5 @@ __all__ = [
     "dace_inhibitor",
     "orchestrate",
     "orchestrate_function",
+    "timing_report",
 ]

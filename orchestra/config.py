@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from orchestra.errors import ConfigurationError
+from orchestra.timings import timings_from_environment
 
 MODE_VARIABLE = "FV3_DACEMODE"
 VERBOSE_VARIABLE = "ORCHESTRA_VERBOSE"
@@ -140,6 +141,9 @@ class DaceConfig:
         fusion_block_bytes: bytes of rows one block of a fused map may hold
             when ``tile_fused_maps`` runs (see :mod:`orchestra.passes.fusion`);
             None: half an L2 cache of 1 MiB. Part of the cache key.
+        timings: record where each call's time goes (see
+            :mod:`orchestra.timings`); default from ``ORCHESTRA_TIMINGS``.
+            Not part of the key: the same program is timed.
 
     Example:
         >>> config = DaceConfig(None, backend="numpy",
@@ -161,6 +165,7 @@ class DaceConfig:
     cuda_arch: Optional[str] = None
     cpu_passes: Optional[tuple[str, ...]] = None
     fusion_block_bytes: Optional[int] = None
+    timings: bool = dataclasses.field(default_factory=timings_from_environment)
 
     def __post_init__(self) -> None:
         if isinstance(self.orchestration, str):

@@ -23,12 +23,13 @@ when marshalling.
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 from orchestra.array_like import ArrayLayout, array_layout, data_token, is_container
 from orchestra.errors import StaleArgumentsError
+from orchestra.timings import ProgramClock
 from orchestra.toolchain import dace_settings
 
 _SCALAR_TYPES = (int, float, bool, complex)
@@ -146,9 +147,11 @@ class FastCaller:
         program: the DaceProgram, after closure resolution (knows how to read
             arrays through ``self``).
         compiled_sdfg: the loaded library.
+        clock: per-call timings (:mod:`orchestra.timings`): laps ``marshal``
+            and ``library`` and times each callback; None: nothing timed.
     """
 
-    def __init__(self, program: Any, compiled_sdfg: Any) -> None:
+    def __init__(self, program: Any, compiled_sdfg: Any, clock: Optional[ProgramClock] = None) -> None:
         self._compiled = compiled_sdfg
         sdfg = compiled_sdfg.sdfg
         constant = set(program.constant_args)
@@ -159,6 +162,13 @@ class FastCaller:
         self._closure_getters = [_fast_getter(g) for g in program.closure_arg_mapping.values()]
         resolver = program.resolver
         self._callbacks = {name: entry[1] for name, entry in resolver.callbacks.items()} if resolver else {}
+        self._clock = clock
+        if clock is not None:  # each callback adds its time to its own part
+            expressions = {name: entry[0] for name, entry in resolver.callbacks.items()} if resolver else {}
+            self._callbacks = {
+                name: clock.timed_callback(str(expressions.get(name, name)), function)
+                for name, function in self._callbacks.items()
+            }
         self._callback_mapping = dict(sdfg.callback_mapping)
         signature = list(sdfg.arglist().keys())
         self._descriptors = {name: sdfg.arrays[name] for name in signature if name in sdfg.arrays}
@@ -221,7 +231,12 @@ class FastCaller:
             self._last_values = values  # keeps the marshalled objects alive
             self._containers = self._watch_containers(values)
             self.marshal_count += 1
+        clock = self._clock
+        if clock is not None:
+            clock.lap("marshal")
         compiled.fast_call(*compiled._lastargs)
+        if clock is not None:
+            clock.lap("library")
         if self._has_return:
             return compiled.convert_return_values()
         return None

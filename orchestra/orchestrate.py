@@ -33,6 +33,7 @@ from orchestra.fast_call import FastCaller
 from orchestra.folded_values import FoldedValues
 from orchestra.pipeline.request import BuildRequest
 from orchestra.pipeline.stages import OptimizeOptions
+from orchestra.timings import ProgramClock
 from orchestra.toolchain import GpuTarget, dace_settings, prepare_gt4py
 
 log = logging.getLogger("orchestra")
@@ -130,6 +131,8 @@ class OrchestratedProgram:
         self.build_seconds: Optional[float] = None
         self.load_seconds: Optional[float] = None
         self.built_here = False
+        #: per-call timings (orchestra.timings), None unless the config asks for them
+        self.clock: Optional[ProgramClock] = ProgramClock(self.label) if config.timings else None
         functools.update_wrapper(self, function)
 
     # ------------------------------------------------------------------ naming
@@ -218,11 +221,19 @@ class OrchestratedProgram:
 
     # ------------------------------------------------------------------- call
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        clock = self.clock
+        if clock is not None:
+            clock.start()
         args, kwargs = self._binder.complete(args, kwargs)  # defaults explicit: never folded silently
+        if clock is not None:
+            clock.lap("bind")
         caller = None
         if self._program is not None:  # one program per distinct set of folded values
             folded = folded_identity(self._constant, self._program.argnames, args, kwargs)
             caller = self._select(self._callers.get(folded, ()))
+        if clock is not None:
+            clock.lap("check")
+        obtained = caller is None
         if caller is None:
             if self._build_only:
                 return None
@@ -236,9 +247,14 @@ class OrchestratedProgram:
             # keeps folded objects alive (identity); the newest program is tried first
             self._callers.setdefault(folded, []).insert(0, (values, caller, args, kwargs))
             self._caller, self._last_values = caller, values
-        result = caller(args, kwargs)
+            if clock is not None:
+                clock.skip()
+        result = caller(args, kwargs)  # laps "marshal" and "library"
         if self._returned is not None:  # the objects Python mode returns, not DaCe's copies
-            return self._returned(args, kwargs)
+            result = self._returned(args, kwargs)
+        if clock is not None:
+            clock.lap("return")
+            clock.stop(obtained)
         return result
 
     def _select(self, candidates: Sequence[tuple[FoldedValues, FastCaller, tuple, dict]]) -> Optional[FastCaller]:
@@ -295,7 +311,7 @@ class OrchestratedProgram:
             self.load_seconds = loaded.seconds
             if config.rank == 0:
                 log.info("%s: loaded from cache %s in %.2f s", self.label, entry.path, loaded.seconds)
-            return FastCaller(keyed.request.program, loaded.compiled_sdfg)
+            return FastCaller(keyed.request.program, loaded.compiled_sdfg, self.clock)
 
     def _request(self, args: tuple, kwargs: dict, gpu: Optional[GpuTarget]) -> BuildRequest:
         config = self.config
