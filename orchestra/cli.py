@@ -7,9 +7,11 @@
     orchestra cache show KEY_PREFIX         one build's manifest
     orchestra cache explain [PROGRAM]       would the last run of PROGRAM hit (each code path)? if not, why
     orchestra cache clean [--all] [--older-than DAYS] [--dry-run]
+    orchestra replay DIR [--repeat N] [--check] [--root R]
+                                            run one recorded call standalone (ORCHESTRA_RECORD)
 
 Errors print one line (``orchestra: error: ...``) and exit with status 2.
-Nothing here imports DaCe or gt4py.
+Nothing here imports DaCe or gt4py, except ``replay`` (inside its handler).
 """
 
 from __future__ import annotations
@@ -88,6 +90,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     clean.add_argument("--dry-run", action="store_true", help="print what would be removed")
     clean.set_defaults(handler=_clean)
+    replay = commands.add_parser(
+        "replay", parents=[root_option], help="run one recorded call standalone (ORCHESTRA_RECORD)"
+    )
+    replay.add_argument("folder", metavar="DIR", help="a recording: RECORD_DIR/<program>[/rank<R>]")
+    replay.add_argument("--repeat", type=int, default=1, metavar="N", help="calls to time (default 1)")
+    replay.add_argument(
+        "--check", action="store_true", help="compare every array with the recording (exit 1 if any differs)"
+    )
+    replay.set_defaults(handler=_replay)
     return parser
 
 
@@ -253,6 +264,17 @@ def _clean(arguments: argparse.Namespace, out: TextIO) -> int:
     total = sum(removal.size_bytes for removal in removals)
     print(f"{verb} {len(removals)} folder(s), {_size(total)}", file=out)
     return 0
+
+
+def _replay(arguments: argparse.Namespace, out: TextIO) -> int:
+    from orchestra.errors import BuildError
+    from orchestra.replay.replay import replay
+
+    try:
+        return replay(arguments.folder, arguments.repeat, arguments.check, arguments.root, out)
+    except BuildError as error:
+        message = " ".join(str(error).split())
+        raise ValueError(f"{message}; rebuild it (run the model with FV3_DACEMODE=BuildAndRun) and record again") from error
 
 
 def _print_table(columns: Sequence[str], rows: Sequence[Sequence[str]], out: TextIO) -> None:

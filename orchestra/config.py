@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from orchestra.errors import ConfigurationError
+from orchestra.replay.recording import record_call_from_environment, record_from_environment
 from orchestra.timings import timings_from_environment
 
 MODE_VARIABLE = "FV3_DACEMODE"
@@ -143,6 +144,11 @@ class DaceConfig:
             None: half an L2 cache of 1 MiB. Part of the cache key.
         timings: record where each call's time goes (see
             :mod:`orchestra.timings`); default from ``ORCHESTRA_TIMINGS``.
+        record: a folder to record one call of each program into, for
+            ``orchestra replay`` (see :mod:`orchestra.replay`); default from
+            ``ORCHESTRA_RECORD``; None: nothing recorded.
+        record_call: which call to record, counting from 1; default from
+            ``ORCHESTRA_RECORD_CALL``, else 2.
             Not part of the key: the same program is timed.
 
     Example:
@@ -166,6 +172,8 @@ class DaceConfig:
     cpu_passes: Optional[tuple[str, ...]] = None
     fusion_block_bytes: Optional[int] = None
     timings: bool = dataclasses.field(default_factory=timings_from_environment)
+    record: Optional[Path] = dataclasses.field(default_factory=record_from_environment)
+    record_call: int = dataclasses.field(default_factory=record_call_from_environment)
 
     def __post_init__(self) -> None:
         if isinstance(self.orchestration, str):

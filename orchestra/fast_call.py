@@ -23,7 +23,8 @@ when marshalling.
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable, Optional
+import time
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 
@@ -31,6 +32,9 @@ from orchestra.array_like import ArrayLayout, array_layout, data_token, is_conta
 from orchestra.errors import StaleArgumentsError
 from orchestra.timings import ProgramClock
 from orchestra.toolchain import dace_settings
+
+if TYPE_CHECKING:
+    from orchestra.replay.record import CallRecorder
 
 _SCALAR_TYPES = (int, float, bool, complex)
 
@@ -149,10 +153,15 @@ class FastCaller:
         compiled_sdfg: the loaded library.
         clock: per-call timings (:mod:`orchestra.timings`): laps ``marshal``
             and ``library`` and times each callback; None: nothing timed.
+        origin: where the library comes from (cache key, entry folder,
+            library file, cache root), written into a recording's manifest.
     """
 
-    def __init__(self, program: Any, compiled_sdfg: Any, clock: Optional[ProgramClock] = None) -> None:
+    def __init__(
+        self, program: Any, compiled_sdfg: Any, clock: Optional[ProgramClock] = None, origin: Optional[dict] = None
+    ) -> None:
         self._compiled = compiled_sdfg
+        self.origin = dict(origin or {})
         sdfg = compiled_sdfg.sdfg
         constant = set(program.constant_args)
         self._argnames = list(program.argnames)
@@ -241,6 +250,56 @@ class FastCaller:
             return compiled.convert_return_values()
         return None
 
+    def record_call(self, args: tuple, kwargs: dict, recorder: "CallRecorder") -> Any:
+        """One call, recorded by ``recorder`` (:mod:`orchestra.replay.record`); computes what ``__call__`` does.
+
+        Marshals afresh with each callback wrapped by the recorder (around the
+        clock's timing wrapper, if any), and forgets that marshalling
+        afterwards: the next call marshals again with the plain callbacks.
+        """
+        values = self._current_values(args, kwargs)
+        keywords = self._as_keywords(values)
+        self._validate(keywords)
+        for name in self._callbacks:
+            keywords[name] = recorder.wrap(name, keywords[name])
+        for name, target in self._callback_mapping.items():
+            keywords[name] = keywords[target]
+        compiled = self._compiled
+        try:
+            with dace_settings():
+                compiled._lastargs = compiled.construct_arguments(**keywords)
+            self._last_values = None  # the next call marshals with the plain callbacks
+            self.marshal_count += 1
+            returned = getattr(compiled, "_retarray_shapes", ())
+            keywords.update((desc[0], array) for desc, array in zip(returned, compiled._return_arrays))
+            callbacks = set(self._callbacks) | set(self._callback_mapping)
+            recorder.before(keywords, compiled.sdfg.arglist(), callbacks)
+            clock = self._clock
+            if clock is not None:
+                clock.lap("marshal")
+            start = time.perf_counter()
+            compiled.fast_call(*compiled._lastargs)
+            seconds = time.perf_counter() - start
+            if clock is not None:
+                clock.lap("library")
+            recorder.after(keywords)
+            recorder.finish(self.origin, seconds)
+        except BaseException:
+            recorder.abandon()
+            raise
+        if self._has_return:
+            return compiled.convert_return_values()
+        return None
+
     def raw_call(self) -> None:
         """Call the library with the last marshalled arguments (benchmarks only)."""
         self._compiled.fast_call(*self._compiled._lastargs)
+
+    @property
+    def compiled_sdfg(self) -> Any:
+        """The loaded library (DaCe's CompiledSDFG) this caller calls."""
+        return self._compiled
+
+    @compiled_sdfg.setter
+    def compiled_sdfg(self, compiled: Any) -> None:  # the kernel profile ends a library (orchestra.kernel_profile)
+        self._compiled = compiled

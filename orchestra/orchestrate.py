@@ -33,6 +33,7 @@ from orchestra.fast_call import FastCaller
 from orchestra.folded_values import FoldedValues
 from orchestra.pipeline.request import BuildRequest
 from orchestra.pipeline.stages import OptimizeOptions
+from orchestra.replay.record import RecordPlan
 from orchestra.timings import ProgramClock
 from orchestra.toolchain import GpuTarget, dace_settings, prepare_gt4py
 
@@ -133,6 +134,12 @@ class OrchestratedProgram:
         self.built_here = False
         #: per-call timings (orchestra.timings), None unless the config asks for them
         self.clock: Optional[ProgramClock] = ProgramClock(self.label) if config.timings else None
+        #: records one call (orchestra.replay), None unless the config asks for it
+        self._record: Optional[RecordPlan] = (
+            RecordPlan(config.record, config.record_call, self.label, None if config.communicator is None else config.rank)
+            if config.record is not None
+            else None
+        )
         functools.update_wrapper(self, function)
 
     # ------------------------------------------------------------------ naming
@@ -249,7 +256,12 @@ class OrchestratedProgram:
             self._caller, self._last_values = caller, values
             if clock is not None:
                 clock.skip()
-        result = caller(args, kwargs)  # laps "marshal" and "library"
+        if self._record is None:
+            result = caller(args, kwargs)  # laps "marshal" and "library"
+        else:
+            result, recorded = self._record(caller, args, kwargs)
+            if recorded:
+                self._record = None  # one call per program
         if self._returned is not None:  # the objects Python mode returns, not DaCe's copies
             result = self._returned(args, kwargs)
         if clock is not None:
@@ -311,7 +323,11 @@ class OrchestratedProgram:
             self.load_seconds = loaded.seconds
             if config.rank == 0:
                 log.info("%s: loaded from cache %s in %.2f s", self.label, entry.path, loaded.seconds)
-            return FastCaller(keyed.request.program, loaded.compiled_sdfg, self.clock)
+            origin = {
+                "key": keyed.key, "entry": str(entry.path), "library": entry.manifest.library,
+                "cache_root": str(store.root),
+            }
+            return FastCaller(keyed.request.program, loaded.compiled_sdfg, self.clock, origin)
 
     def _request(self, args: tuple, kwargs: dict, gpu: Optional[GpuTarget]) -> BuildRequest:
         config = self.config
