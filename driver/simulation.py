@@ -12,6 +12,7 @@ from typing import Any, Optional, TextIO
 import numpy as np
 
 from orchestra import timing_report
+from orchestra.kernel_profile import kernel_report
 
 from driver.diagnostics import ErrorNorms, Invariants, relative_change
 from driver.model import Model
@@ -166,6 +167,8 @@ class Simulation:
             path.write_text(summary.to_json())
         if model.factory.dace_config.timings:  # ORCHESTRA_TIMINGS=1: where each step's time went
             timing_report(self.communicator, Path(config.output.directory) / f"{config.name}_timings.json")
+        if model.factory.dace_config.profile == "kernels":  # ORCHESTRA_PROFILE=kernels: ends the programs
+            kernel_report(self.communicator, Path(config.output.directory) / f"{config.name}_kernels.json")
         return summary
 
     def _summarize(self, first_step_seconds: float, per_step: Optional[float]) -> Summary:

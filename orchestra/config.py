@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from orchestra.errors import ConfigurationError
+from orchestra.kernel_profile import PROFILE_VARIABLE, PROFILES, profile_from_environment
 from orchestra.replay.recording import record_call_from_environment, record_from_environment
 from orchestra.timings import timings_from_environment
 
@@ -150,6 +151,9 @@ class DaceConfig:
         record_call: which call to record, counting from 1; default from
             ``ORCHESTRA_RECORD_CALL``, else 2.
             Not part of the key: the same program is timed.
+        profile: ``"kernels"`` builds programs with a timer on every kernel
+            (another cache entry) for :func:`orchestra.kernel_profile.kernel_report`;
+            default from ``ORCHESTRA_PROFILE``; ``""`` is off.
 
     Example:
         >>> config = DaceConfig(None, backend="numpy",
@@ -174,6 +178,7 @@ class DaceConfig:
     timings: bool = dataclasses.field(default_factory=timings_from_environment)
     record: Optional[Path] = dataclasses.field(default_factory=record_from_environment)
     record_call: int = dataclasses.field(default_factory=record_call_from_environment)
+    profile: str = dataclasses.field(default_factory=profile_from_environment)
 
     def __post_init__(self) -> None:
         if isinstance(self.orchestration, str):
@@ -207,6 +212,11 @@ class DaceConfig:
         ):
             raise ConfigurationError(
                 f"DaceConfig.fusion_block_bytes must be a positive number of bytes, got {self.fusion_block_bytes!r}"
+            )
+        if self.profile not in PROFILES:
+            raise ConfigurationError(
+                f"unknown profile {self.profile!r} (DaceConfig.profile or {PROFILE_VARIABLE}); "
+                "the profile there is: kernels (unset or empty: off)"
             )
         if self.debug_checks is None or isinstance(self.debug_checks, str):
             from orchestra.passes.debug import DebugChecks

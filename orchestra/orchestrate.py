@@ -21,6 +21,7 @@ import logging
 import numbers
 import sys
 import types
+from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -29,6 +30,7 @@ from orchestra.arguments import CallBinder, folded_identity
 from orchestra.config import DaceConfig, DaCeOrchestration, log_level
 from orchestra.distributed import BuildCoordinator, CodePathClass, code_path_class
 from orchestra.errors import BuildError
+from orchestra import kernel_profile
 from orchestra.fast_call import FastCaller
 from orchestra.folded_values import FoldedValues
 from orchestra.pipeline.request import BuildRequest
@@ -132,6 +134,7 @@ class OrchestratedProgram:
         self.build_seconds: Optional[float] = None
         self.load_seconds: Optional[float] = None
         self.built_here = False
+        self.loaded_folder: Optional[Path] = None  #: the cache entry the last obtained program came from
         #: per-call timings (orchestra.timings), None unless the config asks for them
         self.clock: Optional[ProgramClock] = ProgramClock(self.label) if config.timings else None
         #: records one call (orchestra.replay), None unless the config asks for it
@@ -247,6 +250,8 @@ class OrchestratedProgram:
             caller = self._obtain(args, kwargs)
             if caller is None:
                 return None
+            if self.config.profile == "kernels":
+                kernel_profile.register(self.label, caller, self.loaded_folder, self.dace_program())
             program = self.dace_program()
             self._constant = frozenset(program.constant_args)
             folded = folded_identity(self._constant, program.argnames, args, kwargs)
@@ -321,6 +326,7 @@ class OrchestratedProgram:
                 return self._end_build_only(coordinator)
             entry, loaded = load_entry(keyed, store, coordinator)
             self.load_seconds = loaded.seconds
+            self.loaded_folder = entry.path
             if config.rank == 0:
                 log.info("%s: loaded from cache %s in %.2f s", self.label, entry.path, loaded.seconds)
             origin = {
@@ -344,6 +350,7 @@ class OrchestratedProgram:
                 debug_checks=config.debug_checks,
                 save_stages=config.verbose,
                 fusion_block_bytes=config.fusion_block_bytes,
+                kernel_timers=config.profile == "kernels",
                 **({} if config.cpu_passes is None else {"cpu_passes": config.cpu_passes}),
             ),
             gpu=gpu,

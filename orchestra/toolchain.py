@@ -139,6 +139,8 @@ DACE_SETTINGS: tuple[tuple[tuple[str, ...], object, str], ...] = (
     (("frontend", "raise_nested_parsing_errors"), True,
      "a stencil that fails to parse is an error, not a silent callback"),
     (("compiler", "cuda", "syncdebug"), False, "set by the debug checks only"),
+    (("instrumentation", "report_each_invocation"), False,
+     "a kernel profile build (ORCHESTRA_PROFILE=kernels) writes one report when it ends, not one per call"),
 )
 
 

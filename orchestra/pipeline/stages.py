@@ -28,6 +28,8 @@ class OptimizeOptions:
     cpu_passes: tuple[str, ...] = DEFAULT_CPU_PASSES
     #: bytes of rows per block of a fused map (tile_fused_maps); None: its default
     fusion_block_bytes: Optional[int] = None
+    #: timers on every kernel (ORCHESTRA_PROFILE=kernels, orchestra.kernel_profile)
+    kernel_timers: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cpu_passes", check_cpu_passes(self.cpu_passes))
@@ -40,6 +42,7 @@ class OptimizeOptions:
             "simplify_skip": sorted(SIMPLIFY_SKIP),
             "cpu_passes": [] if self.on_gpu else list(self.cpu_passes),
             "fusion_block_bytes": self.fusion_block_bytes,
+            "kernel_timers": self.kernel_timers,
         }
 
     @property
@@ -166,6 +169,10 @@ def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[
             from orchestra.passes.debug import insert_debug_checks
 
             insert_debug_checks(sdfg, options.debug_checks)
+        if options.kernel_timers:  # last: the timers see the final kernels
+            from orchestra.passes.kernel_timers import add_kernel_timers
+
+            add_kernel_timers(sdfg)
         _save_stage(sdfg, save_to, "3_optimized")
         sdfg.validate()
     except Exception as error:
@@ -210,6 +217,7 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
             sdfg.name, index = f"{name}_{index}", index + 1
         sdfg.fill_scope_connectors()
         code_objects = _generate_code(sdfg, folder)
+        _report_folder_from_environment(code_objects, folder)
         program_folder = compiler.generate_program_folder(None, code_objects, str(folder))
         _write_hash_header(sdfg.name, code_objects, folder)
         saver.start()
@@ -246,6 +254,32 @@ def _generate_code(sdfg: Any, folder: Path) -> list:
         except Exception:  # the original error matters more
             raise error from None
         raise BuildError(f"generating code for {sdfg.name} failed: {error} (the SDFG: {kept})") from error
+
+
+#: Where an instrumented library writes its report, read when the report is saved (end of the program).
+REPORT_FOLDER_VARIABLE = "ORCHESTRA_KERNEL_REPORT_DIR"
+
+
+def _report_folder_from_environment(code_objects: list, folder: Path) -> None:
+    """Make an instrumented library save its report where ``ORCHESTRA_KERNEL_REPORT_DIR`` says.
+
+    DaCe writes the build folder's ``perf/`` into the generated code as a
+    literal; orchestra builds in a staging folder that is renamed when
+    published, and a cache entry may be shared and read-only. The literal is
+    replaced by the variable's value when the report is saved (the current
+    directory if unset); the literal must be found exactly where DaCe puts it.
+    """
+    literal = f'report.save("{folder / "perf"}",'
+    replacement = (
+        f'report.save((std::getenv("{REPORT_FOLDER_VARIABLE}") ? '
+        f'std::getenv("{REPORT_FOLDER_VARIABLE}") : "."),'
+    )
+    for code_object in code_objects:
+        if "report.save(" in code_object.code:
+            if literal not in code_object.code:
+                raise BuildError(f"an instrumented program saves its report elsewhere than {literal!r}: "
+                                 "this DaCe version is not the one orchestra was written for")
+            code_object.code = code_object.code.replace(literal, replacement)
 
 
 def _write_hash_header(name: str, code_objects: list, folder: Path) -> None:

@@ -22,23 +22,11 @@ from bench_lib.dycore import StateSnapshot, build_folder, orchestrated_program
 
 
 def instrument(sdfg: Any) -> dict[str, int]:
-    """Put timers on ``sdfg`` (in place); returns how many maps and callback states got one."""
-    import dace
-    from dace.sdfg import nodes
+    """Put timers on ``sdfg`` (in place): the product's pass, see :mod:`orchestra.passes.kernel_timers`."""
+    from orchestra.passes.kernel_timers import add_kernel_timers
 
-    timer = dace.InstrumentationType.Timer
-    sdfg.instrument = timer
-    counts = {"maps": 0, "callback_states": 0}
-    for state in sdfg.all_states():
-        outer_maps = [n for n in state.nodes() if isinstance(n, nodes.MapEntry) and state.entry_node(n) is None]
-        for entry in outer_maps:
-            entry.map.instrument = timer
-            counts["maps"] += 1
-        callbacks = [n for n in state.nodes() if isinstance(n, nodes.Tasklet) and n.label.startswith("callback")]
-        if callbacks and not outer_maps:
-            state.instrument = timer
-            counts["callback_states"] += 1
-    return counts
+    counts = add_kernel_timers(sdfg)
+    return {"maps": counts["kernels"], "callback_states": counts["callback_states"]}
 
 
 def profile_orchestrated(model: Any, steps: int, snapshot: StateSnapshot) -> dict[str, Any]:
