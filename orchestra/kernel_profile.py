@@ -239,12 +239,9 @@ def kernel_report(communicator: Any = None, path: Optional[Path] = None) -> Opti
     """
     local = _local_profiles()
     bandwidth = measured_bandwidth() if communicator is None or communicator.rank == 0 else 0.0
-    if communicator is not None and communicator.size > 1:
-        gathered = communicator.mpi_comm.gather(local, root=0)
-        if communicator.rank != 0:
-            return None
-    else:
-        gathered = [local]
+    gathered = [local] if communicator is None else communicator.gather_objects(local)
+    if gathered is None:  # not rank 0
+        return None
     combined = combine(gathered, bandwidth)
     log.info("orchestra kernel profile (ORCHESTRA_PROFILE=kernels):\n%s", format_profile(combined))
     if path is not None:

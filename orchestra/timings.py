@@ -187,12 +187,9 @@ def timing_report(communicator: Any = None, path: Optional[Path] = None) -> Opti
     global _REPORTED
     _REPORTED = True
     records = local_records()
-    if communicator is not None and communicator.size > 1:
-        gathered = communicator.mpi_comm.gather(records, root=0)
-        if communicator.rank != 0:
-            return None
-    else:
-        gathered = [records]
+    gathered = [records] if communicator is None else communicator.gather_objects(records)
+    if gathered is None:  # not rank 0
+        return None
     summary = summarize(gathered)
     log.info("orchestra timings (ORCHESTRA_TIMINGS):\n%s", format_summary(summary))
     if path is not None:

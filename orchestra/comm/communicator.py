@@ -90,6 +90,10 @@ class Communicator:
         """Every rank's ``obj``, in rank order, on every rank (pickled)."""
         return self._comm.allgather(obj)
 
+    def gather_objects(self, obj: Any, root: int = 0) -> Optional[list[Any]]:
+        """Every rank's ``obj``, in rank order, on ``root`` (pickled); None on the other ranks."""
+        return self._comm.gather(obj, root=root)
+
     def duplicate(self) -> Communicator:
         """A communicator with its own message space (collective: every rank must call)."""
         return Communicator(self._comm.Dup(), self._partitioner)

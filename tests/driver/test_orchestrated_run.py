@@ -5,6 +5,7 @@ The driver runs from a copy of ``driver/`` (``workers/driver_from.py``), so
 the test can edit it. The edit costs no build: ``Run`` mode never compiles.
 """
 
+import json
 import shutil
 from pathlib import Path
 
@@ -61,8 +62,15 @@ def test_orchestrated_run_equals_python_mode_bitwise_and_a_nested_edit_is_refuse
     source = tmp_path / "src"
     shutil.copytree(REPO_ROOT / "driver", source / "driver", ignore=shutil.ignore_patterns("__pycache__"))
     python_mode = final_fields(run(source, tmp_path, "python", "numpy", "Python", monkeypatch), tmp_path / "python")
+    monkeypatch.setenv("ORCHESTRA_TIMINGS", "1")  # the same build, timed: the report gathers all ranks
     built = run(source, tmp_path, "orchestrated", "dace:cpu", "BuildAndRun", monkeypatch)
+    monkeypatch.delenv("ORCHESTRA_TIMINGS")
     orchestrated = final_fields(built, tmp_path / "orchestrated")
+    assert built.stdout.count("orchestra timings (ORCHESTRA_TIMINGS)") == 1, built.stdout[-3000:]  # rank 0 only
+    timings = json.loads((tmp_path / "orchestrated" / "orchestrated_timings.json").read_text())
+    dycore = timings["summary"]["DynamicalCore.__call__"]
+    assert dycore["ranks"] == 6 and dycore["calls"] == 6 * 5  # 6 steps per rank, the first built or loaded
+    assert dycore["parts"]["library"]["min"] > 0 and any(p.startswith("callback ") for p in dycore["parts"])
     for field in ("h", "u", "v"):
         assert np.array_equal(orchestrated[field], python_mode[field]), field
     # the run moved the state: the comparison is not between two initial conditions
