@@ -14,7 +14,7 @@ stencil it belongs to (the map label's prefix, gt4py names maps
 benchmark's per-stencil traffic model (``scripts/bench_lib/traffic.py``):
 each array the kernel reads, once over the region it reads (domain grown
 by the stencil's extent), and each array it writes, once over the region it
-writes. The report (:mod:`orchestra.kernel_profile`) divides those bytes by
+writes; scalar arguments are not counted. The report (:mod:`orchestra.kernel_profile`) divides those bytes by
 the measured time.
 """
 
@@ -61,9 +61,13 @@ def kernel_traffic(sdfg: Any) -> dict[str, dict[str, Any]]:
     Maps of one label in one state that write the same arrays are one stencil
     call split at its horizontal regions: for each array they read (and each
     they write), the bounding box of what they access is counted once. Other
-    calls of the stencil (other outputs, other states) add their own.
+    calls of the stencil (other outputs, other states) add their own. A map
+    inside a loop (the levels of a vertical sweep, a loop of the model's
+    Python) is counted once where it stands, not once per iteration: the
+    bytes of a vertical sweep's per-level maps are a lower bound.
     """
     from dace import subsets
+    from dace.data import Scalar
     from dace.sdfg import nodes
 
     kernels: dict[str, dict[str, Any]] = {}
@@ -84,5 +88,6 @@ def kernel_traffic(sdfg: Any) -> dict[str, dict[str, Any]]:
                 key = (*call, data, written)
                 boxes[key] = subset if key not in boxes else subsets.union(boxes[key], subset)
         for (label, _outputs, data, _written), box in boxes.items():
-            kernels[label]["bytes"] += int(box.num_elements()) * arrays[data].dtype.bytes
+            if not isinstance(arrays[data], Scalar):  # a scalar argument lives in a register
+                kernels[label]["bytes"] += int(box.num_elements()) * arrays[data].dtype.bytes
     return kernels

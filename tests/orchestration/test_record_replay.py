@@ -206,24 +206,3 @@ def test_a_different_result_exits_1(recorded, tmp_path):
     done = _replay(copy, "--check")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "q: 1 of 168 elements differ, first at [3, 2, 1]" in done.stdout
-
-
-def test_the_dycore_records_and_replays_bitwise(tmp_path, monkeypatch):
-    """The driver's dynamical core (1 rank, 12x12x4): its second call replayed bit for bit, halo callbacks included."""
-    root = Path(__file__).resolve().parents[2]
-    monkeypatch.syspath_prepend(str(root / "scripts"))
-    monkeypatch.setenv("ORCHESTRA_RECORD", str(tmp_path / "records"))
-    from bench_lib.dycore import build_model, communicator
-
-    model = build_model("orchestrated", 12, 4, communicator(), str(tmp_path / "cache"))
-    model.dycore()
-    h_before = np.asarray(model.state.h).copy()
-    model.dycore()
-    folder = tmp_path / "records" / "DynamicalCore.__call__" / "rank0"
-    manifest = json.loads((folder / MANIFEST_NAME).read_text())
-    assert len(manifest["callbacks"]) > 0  # halo updates (on one tile they change nothing) and scalar getters
-    h_name = next(a["name"] for a in manifest["arguments"] if a["name"].endswith("state_h"))
-    assert _bits_equal(np.load(folder / "before" / f"{h_name}.npy"), h_before)
-    assert _bits_equal(np.load(folder / "after" / f"{h_name}.npy"), np.asarray(model.state.h))
-    done = _replay(folder, "--check")
-    assert done.returncode == 0, done.stdout + done.stderr
