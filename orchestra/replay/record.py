@@ -171,19 +171,25 @@ class CallRecorder:
             },
         }
         write_manifest(self.staging, manifest)
-        old = None
-        if self.folder.exists():  # an earlier recording: moved aside, then deleted
-            old = Path(tempfile.mkdtemp(prefix=f".{self.folder.name}.old-", dir=self.folder.parent))
-            self.folder.rename(old / "recording")
-        os.rename(self.staging, self.folder)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-        log.info("%s: call %d recorded in %s", self.label, self.call, self.folder)
-        return self.folder
+        folder = _free_name(self.folder)
+        os.rename(self.staging, folder)  # atomic; fails rather than replace a folder made meanwhile
+        if folder != self.folder:
+            log.info("%s: %s holds an earlier recording (kept); this one is %s", self.label, self.folder, folder)
+        log.info("%s: call %d recorded in %s", self.label, self.call, folder)
+        return folder
 
     def abandon(self) -> None:
         """Remove the unfinished recording (the call raised)."""
         shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def _free_name(folder: Path) -> Path:
+    """``folder``, or ``folder.2``, ``folder.3``... if taken: an earlier recording is never replaced."""
+    candidate, number = folder, 1
+    while candidate.exists():
+        number += 1
+        candidate = folder.with_name(f"{folder.name}.{number}")
+    return candidate
 
 
 def _is_callback(desc: Any) -> bool:

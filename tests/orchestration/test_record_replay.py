@@ -206,3 +206,16 @@ def test_a_different_result_exits_1(recorded, tmp_path):
     done = _replay(copy, "--check")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "q: 1 of 168 elements differ, first at [3, 2, 1]" in done.stdout
+
+
+def test_a_second_recording_keeps_the_first(recorded, tmp_path):
+    _folder, cache, *_ = recorded
+    records = tmp_path / "records"
+    _run("BuildAndRun", cache, record=records)
+    first = records / "Model.__call__"
+    manifest = (first / MANIFEST_NAME).read_bytes()
+    _run("BuildAndRun", cache, record=records)
+    assert (first / MANIFEST_NAME).read_bytes() == manifest  # not replaced
+    second = records / "Model.__call__.2"
+    assert json.loads((second / MANIFEST_NAME).read_text())["program"] == "Model.__call__"
+    assert _replay(second, "--check").returncode == 0
