@@ -134,7 +134,6 @@ class OrchestratedProgram:
         self.build_seconds: Optional[float] = None
         self.load_seconds: Optional[float] = None
         self.built_here = False
-        self.loaded_folder: Optional[Path] = None  #: the cache entry the last obtained program came from
         #: per-call timings (orchestra.timings), None unless the config asks for them
         self.clock: Optional[ProgramClock] = ProgramClock(self.label) if config.timings else None
         #: records one call (orchestra.replay), None unless the config asks for it
@@ -251,7 +250,7 @@ class OrchestratedProgram:
             if caller is None:
                 return None
             if self.config.profile == "kernels":
-                kernel_profile.register(self.label, caller, self.loaded_folder, self.dace_program())
+                kernel_profile.register(self.label, caller, Path(caller.origin["entry"]), self.dace_program())
             program = self.dace_program()
             self._constant = frozenset(program.constant_args)
             folded = folded_identity(self._constant, program.argnames, args, kwargs)
@@ -326,7 +325,6 @@ class OrchestratedProgram:
                 return self._end_build_only(coordinator)
             entry, loaded = load_entry(keyed, store, coordinator)
             self.load_seconds = loaded.seconds
-            self.loaded_folder = entry.path
             if config.rank == 0:
                 log.info("%s: loaded from cache %s in %.2f s", self.label, entry.path, loaded.seconds)
             origin = {

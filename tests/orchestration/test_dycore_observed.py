@@ -72,7 +72,7 @@ def test_kernel_bytes_match_the_traffic_model(dycore, monkeypatch):
 
     _model, program, _folder, _h = dycore
     counted: collections.Counter[str] = collections.Counter()
-    for kernel in kernel_traffic(dace.SDFG.from_file(str(program.loaded_folder / "program.sdfgz"))).values():
+    for kernel in kernel_traffic(dace.SDFG.from_file(str(Path(program.fast_caller.origin["entry"]) / "program.sdfgz"))).values():
         counted[kernel["stencil"]] += kernel["bytes"]
 
     monkeypatch.syspath_prepend(str(ROOT / "scripts"))
