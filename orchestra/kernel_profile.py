@@ -237,12 +237,13 @@ def kernel_report(communicator: Any = None, path: Optional[Path] = None) -> Opti
     there and writes it as JSON to ``path`` if given. The profiled programs
     cannot be called afterwards: call this at the end of a run.
     """
-    local = _local_profiles()
-    bandwidth = measured_bandwidth() if communicator is None or communicator.rank == 0 else 0.0
-    gathered = [local] if communicator is None else communicator.gather_objects(local)
+    if communicator is None:
+        gathered: Optional[list] = [_local_profiles()]
+    else:
+        gathered = communicator.gather_results(_local_profiles)
     if gathered is None:  # not rank 0
         return None
-    combined = combine(gathered, bandwidth)
+    combined = combine(gathered, measured_bandwidth())
     log.info("orchestra kernel profile (ORCHESTRA_PROFILE=kernels):\n%s", format_profile(combined))
     if path is not None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)

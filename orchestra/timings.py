@@ -186,8 +186,7 @@ def timing_report(communicator: Any = None, path: Optional[Path] = None) -> Opti
     """
     global _REPORTED
     _REPORTED = True
-    records = local_records()
-    gathered = [records] if communicator is None else communicator.gather_objects(records)
+    gathered = [local_records()] if communicator is None else communicator.gather_results(local_records)
     if gathered is None:  # not rank 0
         return None
     summary = summarize(gathered)

@@ -14,7 +14,7 @@ each horizontal side; gathers and scatters move compute domains only.
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -90,9 +90,27 @@ class Communicator:
         """Every rank's ``obj``, in rank order, on every rank (pickled)."""
         return self._comm.allgather(obj)
 
-    def gather_objects(self, obj: Any, root: int = 0) -> Optional[list[Any]]:
-        """Every rank's ``obj``, in rank order, on ``root`` (pickled); None on the other ranks."""
-        return self._comm.gather(obj, root=root)
+    def gather_results(self, compute: Callable[[], Any], root: int = 0) -> Optional[list[Any]]:
+        """``compute()`` on every rank, the results in rank order on ``root``; None on the other ranks.
+
+        Every rank reaches the collective even if ``compute`` raised: a rank
+        that raised raises its error after it, and ``root`` raises one
+        RuntimeError naming the failed ranks, so no rank waits for one that
+        failed.
+        """
+        try:
+            outcome: tuple[bool, Any] = (True, compute())
+        except Exception as error:  # sent to root as text; raised here after the collective
+            outcome, failure = (False, f"{type(error).__name__}: {error}"), error
+        gathered = self._comm.gather(outcome, root=root)
+        if not outcome[0]:
+            raise failure
+        if gathered is None:
+            return None
+        failed = {rank: text for rank, (ok, text) in enumerate(gathered) if not ok}
+        if failed:
+            raise RuntimeError("; ".join(f"rank {rank}: {text}" for rank, text in sorted(failed.items())))
+        return [result for _ok, result in gathered]
 
     def duplicate(self) -> Communicator:
         """A communicator with its own message space (collective: every rank must call)."""
