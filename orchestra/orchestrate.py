@@ -192,7 +192,7 @@ class OrchestratedProgram:
     def __sdfg__(self, *args: Any, **kwargs: Any) -> Any:
         from orchestra.pipeline.parse_reuse import component_sdfg
 
-        return component_sdfg(self, self.label, self.dace_program(), args, kwargs)
+        return component_sdfg(self, args, kwargs)
 
     def __sdfg_signature__(self) -> Any:
         return self.dace_program().__sdfg_signature__()

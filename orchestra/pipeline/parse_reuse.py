@@ -101,8 +101,10 @@ class ParseReuse:
         _ACTIVE.reset(self._token)
         self._table.clear()
 
-    def sdfg_of(self, owner: Any, label: str, program: Any, parse: Callable[[], Any], args: tuple, kwargs: dict) -> Any:
-        """The SDFG of ``owner`` called with ``args``/``kwargs``: parsed by ``parse()`` or a copy of an earlier one."""
+    def sdfg_of(self, owner: Any, parse: Callable[[], Any], args: tuple, kwargs: dict) -> Any:
+        """The SDFG of ``owner`` (an OrchestratedProgram) called with ``args``/``kwargs``:
+        parsed by ``parse()`` or a copy of an earlier one."""
+        label, program = owner.label, owner.dace_program()
         try:
             key = (
                 id(owner),
@@ -113,7 +115,7 @@ class ParseReuse:
             self.parsed[label] += 1
             return parse()
         known = self._table.get(key)
-        if known is not None and known.owner is owner:
+        if known is not None:  # the owner is kept alive by the table: its id is not reused
             for name, value in known.program_state.items():
                 setattr(program, name, value)
             self.reused[label] += 1
@@ -127,7 +129,7 @@ class ParseReuse:
         return sdfg
 
     def summary(self) -> str:
-        """E.g. ``5 component parses, 6 reused (Tendencies.__call__ x2, ...)``."""
+        """E.g. ``7 component parse(s), 2 reused (Tendencies.__call__ x2)``."""
         parsed, reused = sum(self.parsed.values()), sum(self.reused.values())
         text = f"{parsed} component parse(s), {reused} reused"
         if reused:
@@ -141,10 +143,10 @@ def repeated_functions(call_tree: dict[str, Any]) -> set[str]:
     return {function for function, count in seen.items() if count > 1}
 
 
-def component_sdfg(owner: Any, label: str, program: Any, args: tuple, kwargs: dict) -> Any:
-    """``program.__sdfg__(*args, **kwargs)``, reused within the running build's parse if one is active."""
+def component_sdfg(owner: Any, args: tuple, kwargs: dict) -> Any:
+    """``owner.dace_program().__sdfg__(*args, **kwargs)``, reused within the running build's parse if one is active."""
     reuse = _ACTIVE.get()
-    parse = lambda: program.__sdfg__(*args, **kwargs)  # noqa: E731
+    parse = lambda: owner.dace_program().__sdfg__(*args, **kwargs)  # noqa: E731
     if reuse is None:
         return parse()
-    return reuse.sdfg_of(owner, label, program, parse, args, kwargs)
+    return reuse.sdfg_of(owner, parse, args, kwargs)
