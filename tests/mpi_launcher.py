@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Union
+from typing import Sequence, Union
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,12 +52,14 @@ def run_mpi(
     *args: str,
     timeout: float = 120.0,
     check: bool = True,
+    wrapper: Sequence[str] = (),
 ) -> subprocess.CompletedProcess:
     """Run ``python script *args`` on ``n_ranks`` ranks; return the completed process.
 
     With ``check`` a non-zero exit raises AssertionError showing the command and
     the tail of its output. A run longer than ``timeout`` seconds is killed and
-    returned with ``returncode`` -9 (or raises with ``check``).
+    returned with ``returncode`` -9 (or raises with ``check``). ``wrapper``
+    is a command every rank's Python runs under (e.g. ``strace`` and its options).
     """
     command = [
         mpirun_executable(),
@@ -65,6 +67,7 @@ def run_mpi(
         str(n_ranks),
         "--allow-run-as-root",
         "--oversubscribe",
+        *wrapper,
         sys.executable,
         str(script),
         *map(str, args),

@@ -33,6 +33,7 @@ from orchestra.errors import MissingBuildError
 from orchestra.pipeline.build import build_and_publish
 from orchestra.pipeline.request import KeyedRequest
 from orchestra.pipeline.stages import LoadedProgram, load
+from orchestra.staging import load_through_node, staging_area_from_environment
 
 log = logging.getLogger("orchestra")
 
@@ -109,7 +110,16 @@ def _record(store: BuildStore, keyed: KeyedRequest, asked: list) -> None:
 def load_entry(
     keyed: KeyedRequest, store: BuildStore, coordinator: BuildCoordinator
 ) -> tuple[BuildEntry, LoadedProgram]:
-    """Collectively: each rank loads the build of its own key (library checksum verified)."""
+    """Collectively: each rank loads the build of its own key (library checksum verified).
+
+    In an MPI job, one reader per node copies the build into node-local
+    storage and the ranks of the node load that copy (:mod:`orchestra.staging`);
+    a single rank, or ``ORCHESTRA_NODE_LOCAL_DIR=none``, loads from the cache itself.
+    """
+    several_ranks = coordinator.comm is not None and coordinator.comm.Get_size() > 1
+    area = staging_area_from_environment() if several_ranks else None
+    if area is not None:
+        return load_through_node(keyed, store, coordinator, area, missing_message)
 
     def load_own_build() -> tuple[BuildEntry, LoadedProgram]:
         found = store.lookup(keyed.key, keyed.label)
