@@ -96,6 +96,7 @@ def _stage(
     key = keyed.key
     try:
         area.prepare()
+        check_trusted(area.root, area.root, [])  # nothing is written into a folder others may change
         with area.copying(key, timeout_s):
             folder, reused = _verified_copy(keyed, store, area, missing_message)
             return _Staged(key, folder, reused=reused, users=area.start_using(key))

@@ -149,3 +149,17 @@ def test_damaged_shared_build_ends_the_job_with_one_message(tmp_path):
     assert process.stdout.count("orchestra: MissingBuildError") == 1, process.stdout[-3000:]
     assert message in process.stdout
     assert left_in_node_local(tmp_path) == []
+
+
+def test_an_untrusted_area_on_one_node_ends_the_job_with_one_message(cube_build, tmp_path):
+    root, _ = cube_build
+    area = area_of(tmp_path, RANKS_PER_NODE)  # the second pretend node's area: anyone may write it
+    area.root.mkdir()
+    area.root.chmod(0o777)
+    process, found = job(6, root, "--cube", "--mode", "Run", check=False)
+    assert process.returncode != 0 and found == []
+    assert process.stdout.count("orchestra: BuildError: loading EdgeModel.__call__ failed on 3 rank(s) (3, 4, 5)") == 1, (
+        process.stdout[-3000:]
+    )
+    assert f"refusing to load a build from {area.root}: every user may write it" in process.stdout
+    assert [path.name for path in (tmp_path / "node_local").rglob("*")] == [area.root.name]  # nothing staged
