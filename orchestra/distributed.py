@@ -18,15 +18,32 @@ not depend on the edges has one key on every rank and is built once.
 The workflow of :mod:`orchestra.pipeline.obtain`, one collective step at a time:
 
 1. every rank computes its key (:meth:`BuildCoordinator.collectively`);
-2. keys are allgathered; ranks of one code-path class must agree
+2. ranks of one code-path class must agree on it
    (:meth:`BuildCoordinator.check_agreement`): a value folded in at parse time
    that differs between them (a decomposition-dependent scalar read through
    ``self``) raises :class:`RankDisagreementError` naming it, on every rank;
-3. the builder of each key looks it up and builds it on a miss (``Run`` mode:
+3. the builder of each key sends its inputs to rank 0, which records the
+   run's requests (:meth:`BuildCoordinator.gather_requests`);
+4. the builder of each key looks it up and builds it on a miss (``Run`` mode:
    fails instead), under the key's file lock; the others wait in a sleeping
-   barrier (:meth:`BuildCoordinator.run`);
-4. ``Build`` mode ends here, once every rank knows every build succeeded;
-5. every rank looks up *its own* key (library checksum verified) and loads it.
+   collective (:meth:`BuildCoordinator.run`);
+5. ``Build`` mode ends here, once every rank knows every build succeeded;
+6. every rank looks up *its own* key (library checksum verified) and loads it.
+
+**Communication that does not grow with the job.** When every rank agrees and
+nothing fails, each step costs every rank a fixed number of collectives with
+a fixed payload, whatever the number of ranks: an outcome is one ``MIN``
+reduction of "the first failing rank" (8 bytes); the keys are one ``MIN``
+reduction of the key board of :mod:`orchestra.key_agreement` (64 bytes per
+code-path class + 128), from which every rank knows every rank's key and
+every builder; the requests are one point-to-point message per builder to
+rank 0; the wait for the builds *is* the outcome reduction, posted
+non-blocking and polled with back-off (one collective instead of a barrier
+and a reduction). Details (every rank's outcome, every rank's key, the
+inputs of two disagreeing ranks) are gathered only when the reduction shows
+a failure or a disagreement, and every rank sees the same reduction, so
+every rank takes the same branch. :attr:`BuildCoordinator.traffic` lists
+every call and its bytes.
 
 A failure in any step on any rank raises on every rank with that rank's
 message, so no rank is left in a collective. A build (or the wait for one)
@@ -45,8 +62,30 @@ import time
 import traceback
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
+import numpy as np
+
 from orchestra.cache.requests import Asked
 from orchestra.errors import BuildError, ConfigurationError, MissingBuildError, OrchestraError, RankDisagreementError
+from orchestra.key_agreement import (  # re-exported: the classes and builders are part of this module's API
+    CodePathClass,
+    KeyBoard,
+    KeyTable,
+    choose_builders,
+    class_representatives,
+    code_path_class,
+)
+from orchestra.metered import MeteredComm, Transfer
+
+__all__ = [
+    "BUILD_TIMEOUT_EXIT_CODE",
+    "BuildCoordinator",
+    "CodePathClass",
+    "KeyTable",
+    "Transfer",
+    "choose_builders",
+    "class_representatives",
+    "code_path_class",
+]
 
 log = logging.getLogger("orchestra")
 
@@ -57,59 +96,6 @@ BUILD_TIMEOUT_EXIT_CODE = 3
 
 #: Seconds between "still waiting" lines of a rank waiting for builds.
 WAIT_REPORT_S = 60.0
-
-
-@dataclasses.dataclass(frozen=True, order=True)
-class CodePathClass:
-    """Which tile edges a rank's subdomain touches."""
-
-    left: bool
-    right: bool
-    bottom: bool
-    top: bool
-
-    @property
-    def name(self) -> str:
-        horizontal = "left" if self.left else ("right" if self.right else "")
-        if self.left and self.right:
-            horizontal = "left+right"
-        vertical = "bottom" if self.bottom else ("top" if self.top else "")
-        if self.bottom and self.top:
-            vertical = "bottom+top"
-        parts = [part for part in (vertical, horizontal) if part]
-        return "-".join(parts) if parts else "interior"
-
-    def as_key(self) -> dict[str, bool]:
-        return dataclasses.asdict(self)
-
-
-def code_path_class(partitioner: Any, rank: int) -> CodePathClass:
-    """The code-path class of ``rank`` under ``partitioner``."""
-    edges = partitioner.tile_edges(rank)
-    return CodePathClass(bool(edges.left), bool(edges.right), bool(edges.bottom), bool(edges.top))
-
-
-def class_representatives(partitioner: Any) -> dict[CodePathClass, int]:
-    """The lowest rank of tile 0 in each code-path class."""
-    representatives: dict[CodePathClass, int] = {}
-    for rank in range(partitioner.total_ranks):
-        if partitioner.tile_index(rank) != 0:
-            continue
-        representatives.setdefault(code_path_class(partitioner, rank), rank)
-    return representatives
-
-
-def choose_builders(records: list[tuple[int, int, str]]) -> dict[str, int]:
-    """For each distinct key, the rank that builds it.
-
-    ``records`` holds (rank, tile, key) of every rank; the builder of a key is
-    its lowest rank on tile 0, or its lowest rank at all if no rank of tile 0
-    has it.
-    """
-    builders: dict[str, int] = {}
-    for rank, tile, key in sorted(records, key=lambda record: (record[1] != 0, record[0])):
-        builders.setdefault(key, rank)
-    return builders
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,6 +121,10 @@ def _trace(error: BaseException) -> str:
     return "" if isinstance(error, (OrchestraError, CacheError)) else traceback.format_exc(limit=6)
 
 
+def _failed(rank: int, error: BaseException) -> _Outcome:
+    return _Outcome(rank, False, type(error).__name__, str(error), _trace(error))
+
+
 def _mpi_comm(communicator: Any) -> Any:
     for name in ("mpi_comm", "comm", "_comm"):
         comm = getattr(communicator, name, None)
@@ -147,10 +137,14 @@ class BuildCoordinator:
     """Runs the build-or-load decision collectively over all ranks.
 
     Every step that can fail on some ranks only (computing the key, building,
-    loading) ends in an ``allgather`` of how it went, and a failure anywhere
+    loading) ends in a reduction of how it went, and a failure anywhere
     raises on *every* rank with the failing rank's message: no rank is left
     waiting in a collective for a rank that died. A build (or the wait for
     one) longer than ``timeout_s`` ends the job with ``MPI_Abort``.
+
+    Every byte goes through :attr:`wire` (:class:`orchestra.metered.MeteredComm`),
+    which lists each call and this rank's bytes in :attr:`traffic` (a few
+    entries per first call of a program).
 
     With ``communicator=None`` (one process) every collective is a local call.
     """
@@ -159,13 +153,20 @@ class BuildCoordinator:
         self.communicator = communicator
         self.timeout_s = timeout_s
         self.comm = None if communicator is None else _mpi_comm(communicator)
+        self.wire = MeteredComm(self.comm)
 
     @property
     def rank(self) -> int:
-        return 0 if self.comm is None else self.comm.Get_rank()
+        return self.wire.rank
 
-    def _allgather(self, value: Any) -> list[Any]:
-        return [value] if self.comm is None else self.comm.allgather(value)
+    @property
+    def size(self) -> int:
+        return self.wire.size
+
+    @property
+    def traffic(self) -> list[Transfer]:
+        """Every communication call of this coordinator on this rank, with its bytes."""
+        return self.wire.traffic
 
     # ------------------------------------------------------------ failures
     def collectively(self, step: Callable[[], T], what: str) -> T:
@@ -179,11 +180,31 @@ class BuildCoordinator:
         try:
             result = step()
         except Exception as error:  # reported to every rank below
-            outcome = _Outcome(self.rank, False, type(error).__name__, str(error), _trace(error))
-            self._raise_failures(self._allgather(outcome), what, error)
-            raise  # unreachable: _raise_failures raises
-        self._raise_failures(self._allgather(_Outcome(self.rank, True)), what)
+            self._settle(_failed(self.rank, error), what, error)
+            raise  # unreachable: _settle raises
+        self._settle(_Outcome(self.rank, True), what)
         return result
+
+    def _failing_mark(self, ok: bool) -> int:
+        """This rank's term of "the lowest rank that failed": its rank if it failed, else the job's size."""
+        return self.size if ok else self.rank
+
+    def _first_failing(self, ok: bool) -> int:
+        """The lowest rank whose part failed (``size`` if none did): one reduction of 8 bytes."""
+        mine = np.array([self._failing_mark(ok)], dtype=np.int64)
+        return int(self.wire.allreduce_min(mine, "outcome")[0])
+
+    def _settle(
+        self, outcome: _Outcome, what: str, local: Optional[BaseException] = None, first_failing: Optional[int] = None
+    ) -> None:
+        """Raise on every rank if any rank failed: one reduction, then the outcomes only if one did.
+
+        ``first_failing``: the reduction, when the caller already made it.
+        """
+        if first_failing is None:
+            first_failing = self._first_failing(outcome.ok)
+        if first_failing < self.size:  # the same on every rank: all gather, all raise
+            self._raise_failures(self.wire.allgather(outcome, "failure details"), what, local)
 
     @staticmethod
     def _raise_failures(outcomes: list[_Outcome], what: str, local: Optional[BaseException] = None) -> None:
@@ -236,14 +257,8 @@ class BuildCoordinator:
         finally:
             watchdog.cancel()
 
-    def _wait_for_all(self, what: str, report: Optional[str] = None) -> None:
-        """A barrier that sleeps instead of spinning, with the build time limit.
-
-        ``report``: log this line now and then while waiting (one rank only).
-        """
-        if self.comm is None:
-            return
-        request = self.comm.Ibarrier()
+    def _poll(self, request: Any, what: str, report: Optional[str] = None) -> None:
+        """Wait for ``request`` with back-off, ending the job past the build time limit."""
         start = time.monotonic()
         next_report = WAIT_REPORT_S
         delay = 0.001
@@ -258,11 +273,23 @@ class BuildCoordinator:
             delay = min(delay * 2, 0.2)
 
     # ------------------------------------------------------------ workflow
-    def check_agreement(
-        self, key: str, inputs: dict, code_path: Optional[CodePathClass], tile: int
-    ) -> list[tuple[int, int, str]]:
-        """Allgather keys; raise on every rank if ranks of one class disagree."""
-        records = self._allgather((self.rank, tile, key, code_path))
+    def check_agreement(self, key: str, inputs: dict, code_path: Optional[CodePathClass], tile: int) -> KeyTable:
+        """Agree on every rank's key; raise on every rank if ranks of one class disagree.
+
+        One ``MIN`` reduction of the key board (64 bytes per code-path class +
+        128); only if it shows a disagreement (or a key the board cannot hold)
+        are the keys gathered, to name the differing ranks, or to list the
+        keys of ranks without a class, which may differ legitimately.
+        """
+        board = KeyBoard(getattr(self.communicator, "partitioner", None), self.size)
+        table = board.read(self.wire.allreduce_min(board.fill(self.rank, key, code_path, tile), "keys"))
+        if table is not None:
+            return table
+        return self._agree_by_records(key, inputs, code_path, tile)
+
+    def _agree_by_records(self, key: str, inputs: dict, code_path: Optional[CodePathClass], tile: int) -> KeyTable:
+        """Gather every rank's (rank, tile, key, class); raise if ranks of one class disagree."""
+        records = self.wire.allgather((self.rank, tile, key, code_path), "key records")
         by_class: dict[Any, tuple[int, str]] = {}
         disagreeing: list[tuple[int, int]] = []
         for rank, _tile, rank_key, rank_class in records:
@@ -272,51 +299,57 @@ class BuildCoordinator:
             if first[1] != rank_key:
                 disagreeing.append((rank, first[0]))
         if disagreeing:
-            all_inputs = self._allgather(inputs)
-            from orchestra.cache.manifest import describe_differences
+            self._raise_disagreement(disagreeing, inputs)
+        return KeyTable.from_records([(rank, tile_, rank_key) for rank, tile_, rank_key, _ in records])
 
-            rank, reference = disagreeing[0]
-            differences = describe_differences(all_inputs[rank], all_inputs[reference])
-            differences.sort(key=lambda line: "scalars" not in line.split(":")[0])  # the usual culprit first, at any depth
-            raise RankDisagreementError(
-                f"ranks {rank} and {reference} have the same code path but different build inputs, so one "
-                f"build would silently run the wrong constants on one of them ({len(disagreeing)} rank(s) "
-                f"disagree). Differences (rank {rank} vs rank {reference}): {'; '.join(differences[:12])}. "
-                "A value read through `self` is folded into the program at build time: pass values that "
-                "differ between ranks as arrays or through a dace_inhibitor getter instead"
-            )
-        return [(rank, tile_, rank_key) for rank, tile_, rank_key, _ in records]
+    def _raise_disagreement(self, disagreeing: list[tuple[int, int]], inputs: dict) -> None:
+        """Raise :class:`RankDisagreementError` naming the first differing ranks' inputs, on every rank.
 
-    def gather_requests(
-        self, records: list[tuple[int, int, str]], inputs: dict, code_path: Optional[CodePathClass]
-    ) -> list[Asked]:
+        Only the two ranks the message compares broadcast their inputs: an
+        allgather of every rank's inputs (as before) moved the job's size
+        times the inputs to every rank for the same message.
+        """
+        from orchestra.cache.manifest import describe_differences
+
+        rank, reference = disagreeing[0]
+        rank_inputs = self.wire.bcast(inputs if self.rank == rank else None, rank, "inputs")
+        reference_inputs = self.wire.bcast(inputs if self.rank == reference else None, reference, "inputs")
+        differences = describe_differences(rank_inputs, reference_inputs)
+        differences.sort(key=lambda line: "scalars" not in line.split(":")[0])  # the usual culprit first, at any depth
+        raise RankDisagreementError(
+            f"ranks {rank} and {reference} have the same code path but different build inputs, so one "
+            f"build would silently run the wrong constants on one of them ({len(disagreeing)} rank(s) "
+            f"disagree). Differences (rank {rank} vs rank {reference}): {'; '.join(differences[:12])}. "
+            "A value read through `self` is folded into the program at build time: pass values that "
+            "differ between ranks as arrays or through a dace_inhibitor getter instead"
+        )
+
+    def gather_requests(self, table: KeyTable, inputs: dict, code_path: Optional[CodePathClass]) -> list[Asked]:
         """On rank 0, what this run asks for: one request per distinct key (elsewhere: empty).
 
-        The builder of each key sends its inputs and code-path class to rank 0
-        (collective); every request lists the ranks that share its key.
+        The builder of each key sends its key, inputs and code-path class to
+        rank 0 (one message each; the other ranks send nothing); every
+        request lists the ranks that share its key.
         """
-        builders = choose_builders(records)
-        key = next(rank_key for rank, _, rank_key in records if rank == self.rank)
-        mine = (key, inputs, code_path.name if code_path else "") if builders[key] == self.rank else None
-        gathered = [mine] if self.comm is None else self.comm.gather(mine, root=0)
+        key = table.key_of(self.rank)
+        mine = (key, inputs, code_path.name if code_path else "")
         if self.rank != 0:
+            if table.builders[key] == self.rank:
+                self.wire.send(mine, 0, "requests")
             return []
-        ranks: dict[str, list[int]] = {}
-        for rank, _, rank_key in records:
-            ranks.setdefault(rank_key, []).append(rank)
-        return [Asked(k, i, name, sorted(ranks[k])) for k, i, name in (item for item in gathered if item)]
+        items = [mine if rank == 0 else self.wire.receive(rank, "requests") for rank in table.builder_ranks]
+        ranks = table.ranks_by_key()
+        return [Asked(k, i, name, ranks[k]) for k, i, name in items]
 
-    def run(self, records: list[tuple[int, int, str]], key: str, build: Callable[[], None], label: str) -> bool:
+    def run(self, table: KeyTable, key: str, build: Callable[[], None], label: str) -> bool:
         """Let the chosen builder of each key run ``build``; return True if this rank built.
 
         Every rank returns only once all builds succeeded; a failure on any
         builder raises on every rank with that rank's message
         (:class:`MissingBuildError` as itself, anything else as :class:`BuildError`).
+        The wait is the reduction of the outcomes, so it costs one collective.
         """
-        builders = choose_builders(records)
-        builder_ranks = sorted(set(builders.values()))
-        builds_here = builders[key] == self.rank
-        waiting = [rank for rank, _, _ in records if rank not in builder_ranks]
+        builds_here = table.builders[key] == self.rank
         report = None
         outcome = _Outcome(self.rank, True)
         error: Optional[Exception] = None
@@ -328,13 +361,21 @@ class BuildCoordinator:
                 if self.comm is None:
                     raise
                 error = caught
-                outcome = _Outcome(self.rank, False, type(caught).__name__, str(caught), _trace(caught))
-        elif waiting and self.rank == waiting[0]:
-            report = f"{label}: {len(waiting)} rank(s) waiting for {len(builders)} build(s) on rank(s) {builder_ranks}"
+                outcome = _failed(self.rank, caught)
+        elif table.first_waiting() == self.rank:
+            builder_ranks = table.builder_ranks
+            report = (
+                f"{label}: {self.size - len(builder_ranks)} rank(s) waiting for {len(table.builders)} build(s) "
+                f"on rank(s) {builder_ranks}"
+            )
             log.info("%s", report)
-        self._wait_for_all(f"building {label}", report)
-        self._raise_failures(self._allgather(outcome), f"building {label}", error)
+        what = f"building {label}"
+        first_failing = self.wire.min_when_done(
+            self._failing_mark(outcome.ok), "build outcome", lambda request: self._poll(request, what, report)
+        )
+        self._settle(outcome, what, error, first_failing)
         return builds_here
 
     def barrier(self) -> None:
-        self._wait_for_all("the build barrier")
+        """Wait for every rank without spinning, with the build time limit."""
+        self.wire.barrier_when_done("barrier", lambda request: self._poll(request, "the build barrier"))
