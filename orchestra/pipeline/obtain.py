@@ -118,8 +118,6 @@ def load_entry(
     """
     several_ranks = coordinator.comm is not None and coordinator.comm.Get_size() > 1
     area = staging_area_from_environment() if several_ranks else None
-    if area is not None:
-        return load_through_node(keyed, store, coordinator, area, missing_message)
 
     def load_own_build() -> tuple[BuildEntry, LoadedProgram]:
         found = store.lookup(keyed.key, keyed.label)
@@ -130,4 +128,6 @@ def load_entry(
         check_trusted(store.root, entry.path, loaded_files)
         return entry, load(entry.path)
 
+    if area is not None:
+        return load_through_node(keyed, store, coordinator, area, missing_message, load_own_build)
     return coordinator.collectively(load_own_build, f"loading {keyed.label}")

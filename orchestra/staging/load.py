@@ -11,9 +11,10 @@ inside the node before the staged copies are removed.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import logging
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from orchestra.cache.durable import replace_atomically
 from orchestra.cache.entry import BuildEntry, examine
@@ -23,7 +24,7 @@ from orchestra.cache.store import BuildStore
 from orchestra.cache.trust import check_trusted
 from orchestra.errors import MissingBuildError
 from orchestra.pipeline.stages import LoadedProgram, load
-from orchestra.staging.area import StagingArea
+from orchestra.staging.area import NODE_LOCAL_DIR_VARIABLE, StagingArea
 from orchestra.staging.copy import StagingError, copy_verified, damage_of, files_to_stage
 from orchestra.staging.nodes import node_communicator, ranks_per_node_from_environment
 
@@ -39,14 +40,20 @@ class _Staged:
     error: Optional[BaseException] = None
     reused: bool = False
     users: Optional[int] = None  #: descriptor of the shared "in use" lock (StagingArea.start_using)
+    unusable: Optional[str] = None  #: why the area cannot take a copy: the node loads from the cache
 
-    def public(self) -> tuple[str, Optional[str]]:
-        """What the other ranks of the node need (small, picklable): the key and the folder, if any."""
-        return self.key, None if self.folder is None else str(self.folder)
+    def public(self) -> tuple[str, tuple[Optional[str], Optional[str]]]:
+        """What the other ranks of the node need (small, picklable): the key, the folder or why there is none."""
+        return self.key, (None if self.folder is None else str(self.folder), self.unusable)
 
 
 def load_through_node(
-    keyed: Any, store: BuildStore, coordinator: Any, area: StagingArea, missing_message: Any
+    keyed: Any,
+    store: BuildStore,
+    coordinator: Any,
+    area: StagingArea,
+    missing_message: Callable[[BuildStore, Any, str], str],
+    load_shared: Callable[[], tuple[BuildEntry, LoadedProgram]],
 ) -> tuple[BuildEntry, LoadedProgram]:
     """Collectively: each rank loads the build of its own key from its node's staged copy.
 
@@ -54,7 +61,10 @@ def load_through_node(
     ``missing_message(store, keyed, reason)`` words the error of a build that
     is missing or damaged in the shared cache. A reader that fails raises its
     error inside the job-wide outcome, so the message is the one a rank
-    loading from the shared cache would have given.
+    loading from the shared cache would have given. When the node-local area
+    cannot take a copy (no space, not writable, its folder missing), the
+    reader logs why and the node's ranks load from the cache itself
+    (``load_shared``), as without staging.
     """
     node = node_communicator(coordinator.comm)
     keys = node.allgather(keyed.key)
@@ -63,11 +73,13 @@ def load_through_node(
         area = area.for_pretend_node(node.bcast(coordinator.rank, root=0))
     staged = _stage(keyed, store, area, coordinator.timeout_s, missing_message) if reads else None
     results = node.allgather(None if staged is None else staged.public())
-    folder = dict(item for item in results if item is not None).get(keyed.key)
+    folder, unusable = dict(item for item in results if item is not None).get(keyed.key, (None, None))
 
     def load_staged() -> tuple[BuildEntry, LoadedProgram]:
         if staged is not None and staged.error is not None:
             raise staged.error
+        if unusable is not None:
+            return load_shared()
         if folder is None:
             raise _ReaderFailed(f"the reader of {keyed.key[:12]} on this node failed")
         return _load_from(Path(folder), keyed, store, area)
@@ -78,6 +90,12 @@ def load_through_node(
         node.Barrier()  # every rank of the node has loaded (or failed alike): the copy may go
         if staged is not None and staged.users is not None:
             _release(staged, keyed.label, area, coordinator.timeout_s)
+
+
+#: errno values of a node-local area that cannot take a copy (full, read-only, missing): load from the cache.
+_AREA_UNUSABLE = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOENT, errno.ENOTDIR}
+)
 
 
 class _ReaderFailed(Exception):
@@ -100,6 +118,16 @@ def _stage(
         with area.copying(key, timeout_s):
             folder, reused = _verified_copy(keyed, store, area, missing_message)
             return _Staged(key, folder, reused=reused, users=area.start_using(key))
+    except OSError as error:
+        if error.errno not in _AREA_UNUSABLE:
+            return _Staged(key, error=error)
+        reason = f"{type(error).__name__}: {error}"
+        log.warning(
+            "%s: the node-local area %s cannot take a copy (%s); the ranks of this node load from the cache "
+            "itself. Point %s at a node-local folder with space, or set it to none",
+            keyed.label, area.root, reason, NODE_LOCAL_DIR_VARIABLE,
+        )
+        return _Staged(key, unusable=reason)
     except Exception as error:  # raised on this rank inside the job-wide outcome
         return _Staged(key, error=error)
 

@@ -163,3 +163,13 @@ def test_an_untrusted_area_on_one_node_ends_the_job_with_one_message(cube_build,
     )
     assert f"refusing to load a build from {area.root}: every user may write it" in process.stdout
     assert [path.name for path in (tmp_path / "node_local").rglob("*")] == [area.root.name]  # nothing staged
+
+
+def test_an_unusable_area_falls_back_to_loading_from_the_cache(cube_build, tmp_path, monkeypatch):
+    root, _ = cube_build
+    monkeypatch.setenv("ORCHESTRA_NODE_LOCAL_DIR", str(tmp_path / "missing" / "folder"))
+    process, found = job(6, root, "--cube", "--mode", "Run")
+    assert_all_ran_and_match(found, 6, process.stdout)
+    assert "cannot take a copy (FileNotFoundError" in process.stdout, process.stdout[-3000:]
+    assert "the ranks of this node load from the cache itself" in process.stdout
+    assert not (tmp_path / "missing").exists()
