@@ -38,7 +38,6 @@ class _Staged:
     key: str
     folder: Optional[Path] = None
     error: Optional[BaseException] = None
-    reused: bool = False
     users: Optional[int] = None  #: descriptor of the shared "in use" lock (StagingArea.start_using)
     unusable: Optional[str] = None  #: why the area cannot take a copy: the node loads from the cache
 
@@ -116,8 +115,8 @@ def _stage(
         area.prepare()
         check_trusted(area.root, area.root, [])  # nothing is written into a folder others may change
         with area.copying(key, timeout_s):
-            folder, reused = _verified_copy(keyed, store, area, missing_message)
-            return _Staged(key, folder, reused=reused, users=area.start_using(key))
+            folder = _verified_copy(keyed, store, area, missing_message)
+            return _Staged(key, folder, users=area.start_using(key))
     except OSError as error:
         if error.errno not in _AREA_UNUSABLE:
             return _Staged(key, error=error)
@@ -132,8 +131,8 @@ def _stage(
         return _Staged(key, error=error)
 
 
-def _verified_copy(keyed: Any, store: BuildStore, area: StagingArea, missing_message: Any) -> tuple[Path, bool]:
-    """The staged folder of ``keyed.key`` (reused if it verifies, else copied); and whether it was reused."""
+def _verified_copy(keyed: Any, store: BuildStore, area: StagingArea, missing_message: Any) -> Path:
+    """The staged folder of ``keyed.key``: a copy left there if it verifies, else a new copy."""
     key = keyed.key
     shared = store.entry_dir(keyed.label, key)
     found = examine(shared, key, verify=False)  # marker, manifest, files present; sha256 below
@@ -146,7 +145,7 @@ def _verified_copy(keyed: Any, store: BuildStore, area: StagingArea, missing_mes
     if target.exists():
         damage = damage_of(target, manifest)
         if damage is None:
-            return target, True
+            return target
         log.warning("%s: the node-local copy %s is damaged (%s); staging it again", keyed.label, target, damage)
         area.discard(target)
     copy = area.temporary_dir(key)
@@ -160,7 +159,7 @@ def _verified_copy(keyed: Any, store: BuildStore, area: StagingArea, missing_mes
         area.discard(copy)
         raise
     copy.rename(target)
-    return target, False
+    return target
 
 
 def _release(staged: _Staged, label: str, area: StagingArea, timeout_s: Optional[float]) -> None:
