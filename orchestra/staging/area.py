@@ -71,23 +71,19 @@ class StagingArea:
 
     def prepare(self) -> None:
         """Make the area (mode 0700) if it does not exist; its parent must exist."""
-        try:
-            self.root.mkdir(mode=0o700)
-        except FileExistsError:
-            pass
+        self.root.mkdir(mode=0o700, exist_ok=True)
 
     def entry_dir(self, key: str) -> Path:
         """Where the build of ``key`` is staged."""
-        return self.root / checked_key(key)[:KEY_PREFIX_LENGTH]
+        return self.root / _stem(key)
 
     def lock_path(self, key: str) -> Path:
         """The copy lock of ``key``."""
-        return self.root / f"{checked_key(key)[:KEY_PREFIX_LENGTH]}.lock"
+        return self.root / f"{_stem(key)}.lock"
 
     def temporary_dir(self, key: str) -> Path:
         """A new empty folder in the area for a copy of ``key`` in progress."""
-        prefix = f".tmp-{checked_key(key)[:KEY_PREFIX_LENGTH]}-{os.getpid()}-"
-        return Path(tempfile.mkdtemp(prefix=prefix, dir=self.root))
+        return Path(tempfile.mkdtemp(prefix=f".tmp-{_stem(key)}-{os.getpid()}-", dir=self.root))
 
     @contextlib.contextmanager
     def copying(self, key: str, timeout_s: Optional[float]) -> Iterator[None]:
@@ -123,7 +119,7 @@ class StagingArea:
             remove_if_free(self.lock_path(key))
 
     def _users_path(self, key: str) -> Path:
-        return self.root / f"{checked_key(key)[:KEY_PREFIX_LENGTH]}.users"
+        return self.root / f"{_stem(key)}.users"
 
     def discard(self, folder: Path) -> bool:
         """Remove a staged (or half-copied) folder of this area; False if it did not exist."""
@@ -133,3 +129,8 @@ class StagingArea:
         """Remove the area itself when nothing is left in it (another job may still use it: then keep it)."""
         with contextlib.suppress(OSError):
             self.root.rmdir()
+
+
+def _stem(key: str) -> str:
+    """The name every file of ``key``'s copy in the area starts with (the store's key prefix)."""
+    return checked_key(key)[:KEY_PREFIX_LENGTH]
