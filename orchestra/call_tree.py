@@ -75,6 +75,18 @@ def callee_identity(obj: Any) -> dict[str, Any]:
     return {"object": f"{type(obj).__module__}.{type(obj).__qualname__}"}
 
 
+def callees_in_tree(closure: Any) -> list[Any]:
+    """Every SDFG-convertible the program calls, at any depth, once each, in the order DaCe resolved them."""
+    found: dict[int, Any] = {}
+    pending = [closure]
+    while pending:
+        current = pending.pop(0)
+        for _call, obj in current.closure_sdfgs.values():
+            found.setdefault(id(obj), obj)
+        pending[:0] = [child for _call, child in current.nested_closures]
+    return list(found.values())
+
+
 def call_name(call: str) -> str:
     """The callee of a call expression DaCe recorded, without its arguments or addresses.
 

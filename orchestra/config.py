@@ -28,6 +28,7 @@ MODE_VARIABLE = "FV3_DACEMODE"
 VERBOSE_VARIABLE = "ORCHESTRA_VERBOSE"
 BUILD_TIMEOUT_VARIABLE = "ORCHESTRA_BUILD_TIMEOUT"
 LOG_LEVEL_VARIABLE = "ORCHESTRA_LOG_LEVEL"
+LOWERING_HELPERS_VARIABLE = "ORCHESTRA_LOWERING_HELPERS"
 
 #: What ``ORCHESTRA_LOG_LEVEL`` accepts (any case).
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -92,6 +93,19 @@ def _env_timeout() -> Optional[float]:
     return seconds
 
 
+def _env_lowering_helpers() -> Optional[int]:
+    value = os.environ.get(LOWERING_HELPERS_VARIABLE, "").strip()
+    if not value:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigurationError(
+            f"{LOWERING_HELPERS_VARIABLE}={value!r} is not a number of ranks; give 0 (no rank lowers stencils "
+            "ahead of a build), a positive number, or unset it (every waiting rank may)"
+        ) from None
+
+
 def log_level() -> str:
     """``ORCHESTRA_LOG_LEVEL`` (``INFO`` when unset); another value is a :class:`ConfigurationError`."""
     value = os.environ.get(LOG_LEVEL_VARIABLE, "").strip()
@@ -151,6 +165,11 @@ class DaceConfig:
         record_call: which call to record, counting from 1; default from
             ``ORCHESTRA_RECORD_CALL``, else 2.
             Not part of the key: the same program is timed.
+        lowering_helpers: how many ranks waiting for a build lower its
+            stencils into gt4py's cache meanwhile, per key (see
+            :mod:`orchestra.pipeline.lower_ahead`); default from
+            ``ORCHESTRA_LOWERING_HELPERS``, else None: every waiting rank may; 0: none.
+            Not part of the key: the program is the same.
         profile: ``"kernels"`` builds programs with a timer on every kernel
             (another cache entry) for :func:`orchestra.kernel_profile.kernel_report`;
             default from ``ORCHESTRA_PROFILE``; ``""`` is off.
@@ -179,6 +198,7 @@ class DaceConfig:
     record: Optional[Path] = dataclasses.field(default_factory=record_from_environment)
     record_call: int = dataclasses.field(default_factory=record_call_from_environment)
     profile: str = dataclasses.field(default_factory=profile_from_environment)
+    lowering_helpers: Optional[int] = dataclasses.field(default_factory=_env_lowering_helpers)
 
     def __post_init__(self) -> None:
         if isinstance(self.orchestration, str):
@@ -212,6 +232,15 @@ class DaceConfig:
         ):
             raise ConfigurationError(
                 f"DaceConfig.fusion_block_bytes must be a positive number of bytes, got {self.fusion_block_bytes!r}"
+            )
+        if self.lowering_helpers is not None and (
+            isinstance(self.lowering_helpers, bool)
+            or not isinstance(self.lowering_helpers, int)
+            or self.lowering_helpers < 0
+        ):
+            raise ConfigurationError(
+                f"DaceConfig.lowering_helpers (or {LOWERING_HELPERS_VARIABLE}) must be a number of ranks, 0 or "
+                f"more, or None for every waiting rank; got {self.lowering_helpers!r}"
             )
         if self.profile not in PROFILES:
             raise ConfigurationError(

@@ -60,7 +60,7 @@ import sys
 import threading
 import time
 import traceback
-from typing import Any, Callable, Iterator, Optional, TypeVar
+from typing import Any, Callable, Iterator, Optional, Sequence, TypeVar
 
 import numpy as np
 
@@ -257,11 +257,24 @@ class BuildCoordinator:
         finally:
             watchdog.cancel()
 
-    def _poll(self, request: Any, what: str, report: Optional[str] = None) -> None:
-        """Wait for ``request`` with back-off, ending the job past the build time limit."""
+    def _poll(
+        self,
+        request: Any,
+        what: str,
+        report: Optional[str] = None,
+        meanwhile: Sequence[Callable[[], None]] = (),
+        meanwhile_after_s: float = 0.0,
+    ) -> None:
+        """Wait for ``request`` with back-off, ending the job past the build time limit.
+
+        ``meanwhile``: work to do while waiting, one item at a time, starting
+        ``meanwhile_after_s`` into the wait and checking ``request`` between
+        items; what is left when it completes is dropped.
+        """
         start = time.monotonic()
         next_report = WAIT_REPORT_S
         delay = 0.001
+        pending = list(meanwhile)
         while not request.Test():
             elapsed = time.monotonic() - start
             if self.timeout_s is not None and elapsed > self.timeout_s:
@@ -269,6 +282,9 @@ class BuildCoordinator:
             if report is not None and elapsed > next_report:
                 log.info("%s (%.0f s so far)", report, elapsed)
                 next_report += WAIT_REPORT_S
+            if pending and elapsed >= meanwhile_after_s:
+                pending.pop(0)()
+                continue
             time.sleep(delay)
             delay = min(delay * 2, 0.2)
 
@@ -341,13 +357,24 @@ class BuildCoordinator:
         ranks = table.ranks_by_key()
         return [Asked(k, i, name, ranks[k]) for k, i, name in items]
 
-    def run(self, table: KeyTable, key: str, build: Callable[[], None], label: str) -> bool:
+    def run(
+        self,
+        table: KeyTable,
+        key: str,
+        build: Callable[[], None],
+        label: str,
+        while_waiting: Sequence[Callable[[], None]] = (),
+        while_waiting_after_s: float = 0.0,
+    ) -> bool:
         """Let the chosen builder of each key run ``build``; return True if this rank built.
 
         Every rank returns only once all builds succeeded; a failure on any
         builder raises on every rank with that rank's message
         (:class:`MissingBuildError` as itself, anything else as :class:`BuildError`).
         The wait is the reduction of the outcomes, so it costs one collective.
+        A rank that does not build works through ``while_waiting`` from
+        ``while_waiting_after_s`` into its wait until the builds end
+        (each item must not raise).
         """
         builds_here = table.builders[key] == self.rank
         report = None
@@ -370,8 +397,11 @@ class BuildCoordinator:
             )
             log.info("%s", report)
         what = f"building {label}"
+        meanwhile = () if builds_here else while_waiting
         first_failing = self.wire.min_when_done(
-            self._failing_mark(outcome.ok), "build outcome", lambda request: self._poll(request, what, report)
+            self._failing_mark(outcome.ok),
+            "build outcome",
+            lambda request: self._poll(request, what, report, meanwhile, while_waiting_after_s),
         )
         self._settle(outcome, what, error, first_failing)
         return builds_here

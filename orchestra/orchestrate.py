@@ -319,7 +319,10 @@ class OrchestratedProgram:
             )
             store = BuildStore(config.cache_root)
             mode = config.orchestration
-            self.build_seconds = ensure_built(keyed, store, coordinator, may_build=mode is not DaCeOrchestration.Run)
+            self.build_seconds = ensure_built(
+                keyed, store, coordinator, may_build=mode is not DaCeOrchestration.Run,
+                lowering_helpers=config.lowering_helpers,
+            )
             self.built_here = self.build_seconds is not None
             if mode is DaCeOrchestration.Build:
                 return self._end_build_only(coordinator)

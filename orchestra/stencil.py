@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
 from orchestra.stencil_arguments import ALL_FIELDS, Origin, field_origin
+from orchestra.stencil_cache import argument_data, frozen_sdfg_path, stencil_lock
 from orchestra.toolchain import prepare_gt4py
 
 _lock_depth = threading.local()
@@ -127,7 +128,7 @@ class FrozenStencil:
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
         if self._callable is None:
-            with gt4py_cache_lock():
+            with gt4py_cache_lock(), stencil_lock(self.stencil_object.builder):
                 self._callable = self.stencil_object.implementation
         self._callable(
             *args,
@@ -165,24 +166,62 @@ class FrozenStencil:
             )
 
     def __sdfg__(self, *args: Any, **kwargs: Any):
-        from gt4py.cartesian.backend.module_generator import make_args_data_from_gtir
+        from gt4py.cartesian.backend.dace_backend import SDFGManager
+        from gt4py.cartesian.backend.dace_stencil_object import DaCeStencilObject, add_optional_fields
 
         from orchestra.stencil_arguments import check_stencil_arguments
 
         self._require_dace_backend()
-        # gt4py's field and parameter information, from the IR (no build)
-        args_data = make_args_data_from_gtir(self.stencil_object.builder.gtir_pipeline)
+        builder = self.stencil_object.builder
         names = self.__sdfg_signature__()[0]
-        lowered = [arg.name for arg in self.stencil_object.builder.gtir.api_signature]
-        if names != lowered:  # gt4py's API signature is the definition's parameters; a gt4py that differs is caught
-            raise RuntimeError(f"stencil {self.name!r}: gt4py lowered the parameters {lowered}, the definition has {names}")
-        # refuse, while parsing, the arrays Python mode would refuse
-        check_stencil_arguments(self.name, args_data, names, args, kwargs, self.origin, self.domain)
-        with gt4py_cache_lock():
-            sdfg = self.stencil_object.__sdfg__(*args, origin=self.origin, domain=self.domain, **kwargs)
+        with stencil_lock(builder):
+            # gt4py's field and parameter information: saved beside gt4py's files, or from the IR
+            try:
+                args_data = argument_data(builder, names)
+            except RuntimeError as error:  # gt4py's API signature differs from the definition's parameters
+                raise RuntimeError(f"stencil {self.name!r}: {error}") from None
+            # refuse, while parsing, the arrays Python mode would refuse
+            check_stencil_arguments(self.name, args_data, names, args, kwargs, self.origin, self.domain)
+            normalized = DaCeStencilObject.normalize_arg_fields(
+                *args,
+                backend=self.backend,
+                arg_names=names,
+                domain_info=args_data.domain_info,
+                field_info=args_data.field_info,
+                origin=self.origin,
+                domain=self.domain,
+                **kwargs,
+            )
+            # gt4py's frozen SDFG: from its cache when there (lowered earlier, or ahead by a waiting rank)
+            frozen = SDFGManager(builder).frozen_sdfg(origin=normalized["origin"], domain=normalized["domain"])
+        sdfg = add_optional_fields(
+            frozen, field_info=args_data.field_info, parameter_info=args_data.parameter_info, **normalized
+        )
         _restore_dropped_parameters(sdfg, names, args, kwargs)
         _tighten_horizontal_bounds(sdfg, args_data.field_info, self.origin, self.domain)  # per field
         return sdfg
+
+    def lower_ahead(self) -> bool:
+        """Put this stencil's SDFG for its origin and domain into gt4py's cache, for a build to come.
+
+        What a building rank's :meth:`__sdfg__` then only reads: gt4py's
+        frozen SDFG and the argument data. Returns False when both were there
+        (nothing computed) or the backend is not DaCe's. Another rank's build
+        may lower the same stencil at the same time: the stencil's lock makes
+        one of them wait and then find it done.
+        """
+        if not self.backend.startswith("dace"):
+            return False
+        from gt4py.cartesian.backend.dace_backend import SDFGManager
+
+        builder = self.stencil_object.builder
+        with stencil_lock(builder):
+            args_data = argument_data(builder, self.__sdfg_signature__()[0])
+            origin = _normalized_origin(self.origin, args_data.field_info)
+            if frozen_sdfg_path(builder, origin, self.domain).exists():
+                return False
+            SDFGManager(builder).frozen_sdfg(origin=origin, domain=self.domain)
+        return True
 
     def __sdfg_signature__(self) -> tuple[list[str], list[str]]:
         """The stencil's parameters in order (gt4py's API signature is the definition's), no constants.
@@ -245,6 +284,13 @@ def _origin_entries(stencil: str, what: str, value: Any) -> tuple[int, ...]:
             f"stencil {stencil!r}: {what} must be a sequence of integers, got {value!r} ({error}); give a tuple "
             f"such as (3, 3, 0), or a mapping of field names to tuples with an optional {ALL_FIELDS!r} default"
         ) from None
+
+
+def _normalized_origin(origin: Origin, field_info: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
+    """The origin of every field as gt4py normalizes it for a call whose arrays carry no origin of their own."""
+    from gt4py.cartesian.backend.dace_stencil_object import DaCeStencilObject
+
+    return DaCeStencilObject._normalize_origins({name: None for name in field_info}, field_info, origin)
 
 
 def _canonical_origin(origin: Origin) -> Any:

@@ -100,9 +100,10 @@ def instrument(profile: Profile) -> None:
     profile.wrap(orchestrate_module.OrchestratedProgram, "__sdfg__", "parse",
                  lambda program, *a: f"component {program.label}")
     profile.wrap(stencil_module.FrozenStencil, "__sdfg__", "parse", lambda stencil, *a: f"stencil {stencil.name}")
-    from gt4py.cartesian.backend.dace_lazy_stencil import DaCeLazyStencil
+    from gt4py.cartesian.backend.dace_backend import SDFGManager
 
-    profile.wrap(DaCeLazyStencil, "__sdfg__", "parse", lambda *a: "gt4py DaCeLazyStencil.__sdfg__")
+    profile.wrap(SDFGManager, "frozen_sdfg", "parse", lambda *a, **k: "gt4py SDFGManager.frozen_sdfg")
+    profile.wrap(stencil_module, "argument_data", "parse", lambda *a: "arguments: gt4py IR, or saved")
     profile.wrap(preprocessing, "preprocess_dace_program", "parse",
                  lambda function, *a: f"preprocess {getattr(function, '__qualname__', function)}")
     profile.wrap(simplify, "simplify", "optimize", lambda *a: "simplify")
@@ -126,8 +127,9 @@ def report(profile: Profile, total: float) -> dict[str, Any]:
         print(f"{label:<44}{inclusive:>8.1f}")
     parse = profile.rows("parse")
     parts = [
-        ("stencil ", "FrozenStencil.__sdfg__ ({n} calls: gt4py IR on first use, checks)"),
-        ("gt4py ", "gt4py's stencil SDFG ({n} calls)"),
+        ("stencil ", "FrozenStencil.__sdfg__ ({n} calls: checks, copies)"),
+        ("arguments", "stencil argument data ({n} calls: gt4py IR, or saved beside it)"),
+        ("gt4py ", "gt4py's frozen stencil SDFG ({n} calls: cached, or lowered)"),
         ("component ", "DaCe frontend ({n} component parses)"),
         ("preprocess ", "DaCe preprocessing ({n} functions)"),
     ]

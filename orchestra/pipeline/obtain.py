@@ -31,6 +31,7 @@ from orchestra.config import MODE_VARIABLE
 from orchestra.distributed import BuildCoordinator
 from orchestra.errors import MissingBuildError
 from orchestra.pipeline.build import build_and_publish
+from orchestra.pipeline.lower_ahead import START_AFTER_S, lowering_work
 from orchestra.pipeline.request import KeyedRequest
 from orchestra.pipeline.stages import LoadedProgram, load
 from orchestra.staging import load_through_node, staging_area_from_environment
@@ -73,11 +74,17 @@ def cached_build(
 
 
 def ensure_built(
-    keyed: KeyedRequest, store: BuildStore, coordinator: BuildCoordinator, may_build: bool
+    keyed: KeyedRequest,
+    store: BuildStore,
+    coordinator: BuildCoordinator,
+    may_build: bool,
+    lowering_helpers: Optional[int] = None,
 ) -> Optional[float]:
     """Collectively: every rank's key has a valid entry once this returns on any rank.
 
     Returns the seconds of the build this rank made, None if it made none.
+    While a build runs, up to ``lowering_helpers`` (None: all) of the ranks
+    waiting for it lower its stencils ahead (:mod:`orchestra.pipeline.lower_ahead`).
     """
     request = keyed.request
     records = coordinator.check_agreement(keyed.key, keyed.inputs, request.code_path, request.tile)
@@ -88,7 +95,8 @@ def ensure_built(
     def build() -> None:
         built[0] = cached_build(keyed, store, may_build, coordinator.timeout_s, coordinator.rank)
 
-    coordinator.run(records, keyed.key, build, keyed.label)
+    helping = lowering_work(keyed.callees, records, coordinator.rank, lowering_helpers) if may_build else []
+    coordinator.run(records, keyed.key, build, keyed.label, helping, START_AFTER_S)
     return built[0]
 
 

@@ -13,6 +13,7 @@ import dataclasses
 from typing import Any, Callable, Optional
 
 from orchestra.build_inputs import collect_build_inputs
+from orchestra.call_tree import callees_in_tree
 from orchestra.cache.fingerprint import fingerprint
 from orchestra.cache.errors import CacheError
 from orchestra.distributed import CodePathClass
@@ -55,6 +56,8 @@ class KeyedRequest:
     request: BuildRequest
     inputs: dict[str, Any]
     key: str
+    #: every stencil and component the program calls, at any depth (not part of the key)
+    callees: tuple = dataclasses.field(default=(), compare=False, repr=False)
 
     @property
     def label(self) -> str:
@@ -78,4 +81,5 @@ def key_request(request: BuildRequest) -> KeyedRequest:
         raise BuildError(explain_unreadable(error, request.label, request.function, "reading")) from error
     if request.runs:
         refuse_abstract_arrays(request.label, request.program, request.args, request.kwargs)
-    return KeyedRequest(request, inputs, fingerprint(inputs))
+    callees = tuple(callees_in_tree(request.program.resolver))
+    return KeyedRequest(request, inputs, fingerprint(inputs), callees)

@@ -1,0 +1,180 @@
+"""orchestra's files beside one stencil in gt4py's cache: its lock, its argument data, its lowering.
+
+gt4py keeps, per stencil (its content id: definition, externals, backend
+options), a folder of generated files; for a DaCe backend these include the
+stencil's SDFG and one *frozen* SDFG per origin and domain. Producing the
+first costs seconds per stencil (schedule tree, DaCe's simplify), and the
+frozen ones need gt4py's IR of the stencil (frontend and analysis passes,
+seconds more) for the field information that decides each field's origin.
+
+This module lets any rank produce them ahead of a build and lets the
+building rank use them without computing the IR again:
+
+* :func:`stencil_lock`: one exclusive file lock per stencil, so ranks lower
+  *different* stencils at once (gt4py writes its files without locking);
+* :func:`argument_data`: gt4py's field, parameter and domain information of
+  the stencil, read from a JSON file beside gt4py's files, or computed from
+  the IR and saved there (atomically; a file that does not parse, describes
+  other parameters or does not round-trip is ignored and replaced);
+* :func:`frozen_sdfg_path`: where gt4py keeps the frozen SDFG of one origin
+  and domain, so a rank can tell, without the IR, that it is there.
+
+The files are gt4py's cache's, not orchestra's build cache: they are keyed by
+gt4py's content id and removed with gt4py's cache (``.gt_cache_root``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+from orchestra.cache.locking import file_lock
+
+log = logging.getLogger("orchestra")
+
+#: Version of the argument-data file; a file of another version is recomputed.
+FORMAT = 1
+
+
+def _stem(builder: Any) -> Path:
+    """gt4py's module path of the stencil without its suffix: every file of it starts so."""
+    return Path(builder.module_path).with_suffix("")
+
+
+@contextlib.contextmanager
+def stencil_lock(builder: Any) -> Iterator[None]:
+    """Hold the exclusive lock of one stencil's files in gt4py's cache (any origin and domain)."""
+    with file_lock(Path(f"{_stem(builder)}_orchestra.lock")):
+        yield
+
+
+def arguments_path(builder: Any) -> Path:
+    """The JSON file of the stencil's argument data, beside gt4py's files."""
+    return Path(f"{_stem(builder)}_orchestra_arguments.json")
+
+
+def frozen_sdfg_path(builder: Any, origin: dict[str, tuple[int, ...]], domain: tuple[int, ...]) -> Path:
+    """gt4py's file of the stencil's SDFG frozen to ``origin`` (normalized, per field) and ``domain``."""
+    from gt4py.cartesian.utils import shash
+
+    return Path(f"{_stem(builder)}_{shash(origin, domain)}.sdfgz")
+
+
+def argument_data(builder: Any, parameters: list[str]) -> Any:
+    """gt4py's ``ModuleData`` of the stencil: from its saved file, else from the IR (then saved).
+
+    Call it holding :func:`stencil_lock`. ``parameters`` are the definition's
+    parameters: a saved file that lists others is stale and recomputed. The
+    IR's API signature must list them too (a gt4py that lowered other
+    parameters is refused with a ``RuntimeError``).
+    """
+    path = arguments_path(builder)
+    saved = _read(path, parameters)
+    if saved is not None:
+        return saved
+    from gt4py.cartesian.backend.module_generator import make_args_data_from_gtir
+
+    data = make_args_data_from_gtir(builder.gtir_pipeline)
+    lowered = [arg.name for arg in builder.gtir.api_signature]
+    if lowered != parameters:
+        raise RuntimeError(f"gt4py lowered the parameters {lowered}, the definition has {parameters}")
+    _write(path, data, parameters)
+    return data
+
+
+def _read(path: Path, parameters: list[str]) -> Optional[Any]:
+    try:
+        document = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        log.debug("ignoring %s (%s); recomputing it from gt4py's IR", path, error)
+        return None
+    try:
+        if document.get("format") != FORMAT or document.get("parameters") != parameters:
+            return None
+        return _decode(document)
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
+        log.debug("ignoring %s (%s: %s); recomputing it from gt4py's IR", path, type(error).__name__, error)
+        return None
+
+
+def _write(path: Path, data: Any, parameters: list[str]) -> None:
+    """Save ``data`` atomically, only if it reads back equal (a type this format misses is not saved)."""
+    document = {"format": FORMAT, "parameters": parameters, **_encode(data)}
+    if _decode(json.loads(json.dumps(document))) != data:
+        log.debug("argument data of %s does not round-trip through JSON; not saved", path.name)
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", delete=False) as handle:
+            json.dump(document, handle, indent=1, sort_keys=True)
+        os.replace(handle.name, path)
+    except OSError as error:  # a read-only gt4py cache: the IR is computed again next time
+        log.debug("could not save %s (%s)", path, error)
+        with contextlib.suppress(OSError, UnboundLocalError):
+            os.unlink(handle.name)
+
+
+def _encode(data: Any) -> dict[str, Any]:
+    domain = data.domain_info
+    return {
+        "domain_info": None if domain is None else {
+            "parallel_axes": list(domain.parallel_axes),
+            "sequential_axis": domain.sequential_axis,
+            "min_sequential_axis_size": int(domain.min_sequential_axis_size),
+            "ndim": int(domain.ndim),
+        },
+        "field_info": {
+            name: None if info is None else {
+                "access": int(info.access),
+                "boundary": [[int(low), int(high)] for low, high in info.boundary],
+                "axes": list(info.axes),
+                "data_dims": [int(size) for size in info.data_dims],
+                "dtype": info.dtype.str,
+            }
+            for name, info in data.field_info.items()
+        },
+        "parameter_info": {
+            name: None if info is None else {"access": int(info.access), "dtype": info.dtype.str}
+            for name, info in data.parameter_info.items()
+        },
+        "unreferenced": list(data.unreferenced),
+    }
+
+
+def _decode(document: dict[str, Any]) -> Any:
+    import numpy as np
+    from gt4py.cartesian.backend.module_generator import ModuleData
+    from gt4py.cartesian.definitions import AccessKind, DomainInfo, FieldInfo, ParameterInfo
+    from gt4py.cartesian.gtc.definitions import Boundary
+
+    domain = document["domain_info"]
+    return ModuleData(
+        domain_info=None if domain is None else DomainInfo(
+            parallel_axes=tuple(domain["parallel_axes"]),
+            sequential_axis=domain["sequential_axis"],
+            min_sequential_axis_size=domain["min_sequential_axis_size"],
+            ndim=domain["ndim"],
+        ),
+        field_info={
+            name: None if info is None else FieldInfo(
+                access=AccessKind(info["access"]),
+                boundary=Boundary(tuple(tuple(pair) for pair in info["boundary"])),
+                axes=tuple(info["axes"]),
+                data_dims=tuple(info["data_dims"]),
+                dtype=np.dtype(info["dtype"]),
+            )
+            for name, info in document["field_info"].items()
+        },
+        parameter_info={
+            name: None if info is None else ParameterInfo(access=AccessKind(info["access"]), dtype=np.dtype(info["dtype"]))
+            for name, info in document["parameter_info"].items()
+        },
+        unreferenced=list(document["unreferenced"]),
+    )

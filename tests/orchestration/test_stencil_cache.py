@@ -1,0 +1,135 @@
+"""A stencil lowered ahead (by any process) is what a build's parse reads, and nothing is recomputed.
+
+:meth:`FrozenStencil.lower_ahead` puts the stencil's frozen SDFG and its
+argument data into gt4py's cache; :meth:`FrozenStencil.__sdfg__` then reads
+both without gt4py's IR and without lowering, and returns the SDFG a cold
+parse returns. The argument-data file is checked before use: damaged,
+stale (other parameters) or of another format, it is recomputed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import dace
+import numpy as np
+import pytest
+from gt4py.cartesian import config as gt_config
+from gt4py.cartesian.backend import dace_backend, module_generator
+from gt4py.cartesian.gtscript import PARALLEL, I, Field, computation, horizontal, interval, region
+
+from orchestra import FrozenStencil
+from orchestra.stencil_cache import arguments_path, argument_data, stencil_lock
+
+FloatField = Field[np.float64]
+PARAMETERS = ["a", "b", "far", "c", "unused"]
+
+
+def smooth(a: FloatField, b: FloatField, far: FloatField, c: float, unused: float):
+    with computation(PARALLEL), interval(...):
+        b = 0.25 * (a[-1, 0, 0] + 2.0 * a + a[1, 0, 0]) + c
+        with horizontal(region[I[0] - 2, :]):  # outside the domain: far is never read
+            b = far
+
+
+@pytest.fixture
+def gt_cache(tmp_path, monkeypatch):
+    """A gt4py cache of this test's own (every lowering starts cold)."""
+    monkeypatch.setitem(gt_config.cache_settings, "root_path", str(tmp_path / "gt_cache"))
+    return tmp_path / "gt_cache"
+
+
+def stencil() -> FrozenStencil:
+    """A new object each time: a new gt4py builder that has computed nothing yet."""
+    return FrozenStencil(smooth, backend="dace:cpu", origin={"_all_": (1, 1, 0), "far": (0, 0, 0)}, domain=(5, 4, 3))
+
+
+def descriptors() -> tuple:
+    field = dace.data.Array(dace.float64, (7, 6, 3))
+    return field, dace.data.Array(dace.float64, (7, 6, 3)), dace.data.Array(dace.float64, (7, 6, 3)), 0.5, 3.0
+
+
+def nothing_recomputed(monkeypatch) -> None:
+    """From here on, computing gt4py's IR or lowering a stencil fails the test."""
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("gt4py's IR or lowering was computed again")
+
+    monkeypatch.setattr(module_generator, "make_args_data_from_gtir", forbidden)
+    monkeypatch.setattr(dace_backend.SDFGManager, "sdfg_via_schedule_tree", forbidden)
+    monkeypatch.setattr(dace_backend, "freeze_origin_domain_sdfg", forbidden)  # another origin than lowered
+
+
+def as_text(sdfg) -> str:
+    """The SDFG as JSON without DaCe's random per-object ids (``guid``) and generated names."""
+
+    def without_ids(value):
+        if isinstance(value, dict):
+            return {key: without_ids(item) for key, item in value.items() if key != "guid"}
+        if isinstance(value, list):
+            return [without_ids(item) for item in value]
+        return value
+
+    text = json.dumps(without_ids(sdfg.to_json()), sort_keys=True, default=str)
+    return re.sub(r"_\d{9,}", "_<id>", text)  # gt4py names symbols after object addresses: __k_140711570045648
+
+
+def test_argument_data_is_saved_and_read_back_equal_without_the_ir(gt_cache, monkeypatch):
+    first = stencil()
+    builder = first.stencil_object.builder
+    with stencil_lock(builder):
+        data = argument_data(builder, PARAMETERS)
+    assert data == module_generator.make_args_data_from_gtir(builder.gtir_pipeline)
+    assert arguments_path(builder).is_file()
+    assert data.field_info["far"].access == 0 and data.parameter_info["unused"].access == 0  # gt4py: unused
+
+    nothing_recomputed(monkeypatch)
+    again = stencil().stencil_object.builder
+    with stencil_lock(again):
+        assert argument_data(again, PARAMETERS) == data
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda text: text[: len(text) // 2],  # truncated: not JSON
+        lambda text: text.replace('"unused"', '"renamed"'),  # stale: other parameters
+        lambda text: text.replace('"format": 1', '"format": 99'),  # another format
+        lambda text: json.dumps({"format": 1, "parameters": PARAMETERS}),  # parts missing
+    ],
+    ids=["truncated", "other-parameters", "other-format", "incomplete"],
+)
+def test_a_damaged_or_stale_argument_file_is_recomputed_and_replaced(gt_cache, damage):
+    builder = stencil().stencil_object.builder
+    with stencil_lock(builder):
+        data = argument_data(builder, PARAMETERS)
+    path = arguments_path(builder)
+    good = path.read_text()
+    path.write_text(damage(good))
+    fresh = stencil().stencil_object.builder
+    with stencil_lock(fresh):
+        assert argument_data(fresh, PARAMETERS) == data
+    assert json.loads(path.read_text()) == json.loads(good)
+
+
+def test_parameters_that_differ_from_the_definition_are_refused(gt_cache):
+    builder = stencil().stencil_object.builder
+    with stencil_lock(builder), pytest.raises(RuntimeError, match="lowered the parameters"):
+        argument_data(builder, ["a", "b"])
+
+
+def test_a_stencil_lowered_ahead_is_parsed_from_the_cache_as_a_cold_parse_returns_it(gt_cache, tmp_path, monkeypatch):
+    cold = as_text(stencil().__sdfg__(*descriptors()))
+
+    monkeypatch.setitem(gt_config.cache_settings, "root_path", str(tmp_path / "second_cache"))
+    assert stencil().lower_ahead() is True
+    assert stencil().lower_ahead() is False  # there already: found without the IR
+    nothing_recomputed(monkeypatch)
+    assert stencil().lower_ahead() is False
+    assert as_text(stencil().__sdfg__(*descriptors())) == cold
+
+
+def test_a_stencil_of_another_backend_does_not_lower_ahead(gt_cache):
+    numpy_stencil = FrozenStencil(smooth, backend="numpy", origin=(1, 1, 0), domain=(5, 4, 3))
+    assert numpy_stencil.lower_ahead() is False
