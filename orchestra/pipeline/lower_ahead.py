@@ -73,18 +73,21 @@ def lowering_work(callees: tuple, table: KeyTable, rank: int, limit: Optional[in
     """This rank's stencils to lower while it waits, one callable per stencil."""
     groups = stencil_groups(callees)
     share = helper_share(table, rank, len(groups), limit)
-    return [_lowering(stencil) for index in share for stencil in groups[index]]
+    return [_lowering(stencil, rank) for index in share for stencil in groups[index]]
 
 
-def _lowering(stencil: Any) -> Callable[[], None]:
+def _lowering(stencil: Any, rank: int) -> Callable[[], None]:
     def lower() -> None:
         start = time.perf_counter()
         try:
             lowered = stencil.lower_ahead()
         except Exception as error:  # the builder lowers it and reports what is wrong
-            log.debug("lowering %r ahead failed (%s: %s); the builder lowers it", stencil, type(error).__name__, error)
+            log.debug(
+                "[rank %d] lowering %r ahead failed (%s: %s); the builder lowers it",
+                rank, stencil, type(error).__name__, error,
+            )
             return
         if lowered:
-            log.debug("lowered %r ahead of the build in %.1f s", stencil, time.perf_counter() - start)
+            log.debug("[rank %d] lowered %r ahead of the build in %.1f s", rank, stencil, time.perf_counter() - start)
 
     return lower

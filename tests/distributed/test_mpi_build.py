@@ -9,6 +9,7 @@ bitwise equal to the same model in ``Python`` mode on the numpy backend.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -220,9 +221,19 @@ def test_scalar_depending_on_the_layout_is_not_reused_on_another_layout(tmp_path
 
 
 # -------------------------------------------------------------------------- cubed sphere
-def test_cubed_sphere_1x1_compiles_on_rank_0_only(tmp_path):
+def test_cubed_sphere_1x1_compiles_on_rank_0_only_while_waiting_ranks_lower_its_stencils(tmp_path, monkeypatch):
+    # gt4py's cache of this job alone, cold: the stencils' lowering is the builder's largest part
+    monkeypatch.setenv("GT_CACHE_ROOT", str(tmp_path / "gt_cache"))
+    monkeypatch.setenv("ORCHESTRA_LOG_LEVEL", "DEBUG")
     root = tmp_path / "cache"
     process, found = worker(6, root, "--cube", "--layout", "1x1", "--mode", "BuildAndRun", timeout=180)
     assert_all_ran_and_match(found, 6, process.stdout)
     assert [r["built"] for r in found] == ["1", "0", "0", "0", "0", "0"]
     assert builds_in(root) == 1
+    # two stencils, two helpers (ranks 1 and 2, the lowest waiting ranks), each its own: the one the
+    # builder reaches last (halve) is lowered ahead; the builder may take edge_update's lock first
+    lowered = re.findall(r"\[rank (\d)\] lowered FrozenStencil\((\w+),", process.stdout)
+    assert ("2", "halve") in lowered, process.stdout[-3000:]
+    assert set(lowered) <= {("1", "edge_update"), ("2", "halve")}, lowered
+    assert len(lowered) == len(set(lowered))  # each once: found done by the others
+    assert list((tmp_path / "gt_cache").rglob("*_orchestra_arguments.json"))
