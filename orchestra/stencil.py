@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
 from orchestra.stencil_arguments import ALL_FIELDS, Origin, field_origin
-from orchestra.stencil_cache import argument_data, frozen_sdfg_path, stencil_lock
+from orchestra.stencil_cache import argument_data, frozen_sdfg_path, note_lowering, stencil_lock
 from orchestra.toolchain import prepare_gt4py
 
 _lock_depth = threading.local()
@@ -42,9 +42,11 @@ def gt4py_cache_lock() -> Iterator[None]:
 
     gt4py writes generated stencil modules and frozen SDFGs into its cache
     without locking or atomic renames; MPI ranks generating the same stencil
-    at once read each other's half-written files. Every gt4py code generation
-    or build orchestra triggers runs under this lock; the first rank
-    generates, the others then find the result cached.
+    at once read each other's half-written files. A stencil built for a call
+    stencil by stencil is built under this lock (and its own); lowering a
+    DaCe stencil into its SDFG takes only the stencil's own lock
+    (:func:`orchestra.stencil_cache.stencil_lock`), so ranks lower different
+    stencils at once. The first rank generates, the others find it cached.
     """
     depth = getattr(_lock_depth, "value", 0)
     if depth:
@@ -193,6 +195,7 @@ class FrozenStencil:
                 **kwargs,
             )
             # gt4py's frozen SDFG: from its cache when there (lowered earlier, or ahead by a waiting rank)
+            note_lowering(found=frozen_sdfg_path(builder, normalized["origin"], normalized["domain"]).exists())
             frozen = SDFGManager(builder).frozen_sdfg(origin=normalized["origin"], domain=normalized["domain"])
         sdfg = add_optional_fields(
             frozen, field_info=args_data.field_info, parameter_info=args_data.parameter_info, **normalized

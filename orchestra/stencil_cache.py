@@ -17,7 +17,9 @@ building rank use them without computing the IR again:
   the IR and saved there (atomically; a file that does not parse, describes
   other parameters or does not round-trip is ignored and replaced);
 * :func:`frozen_sdfg_path`: where gt4py keeps the frozen SDFG of one origin
-  and domain, so a rank can tell, without the IR, that it is there.
+  and domain, so a rank can tell, without the IR, that it is there;
+* :func:`lowering_tally`: how many stencils a parse found lowered and how
+  many it lowered itself (the builder's log line).
 
 The files are gt4py's cache's, not orchestra's build cache: they are keyed by
 gt4py's content id and removed with gt4py's cache (``.gt_cache_root``).
@@ -25,7 +27,9 @@ gt4py's content id and removed with gt4py's cache (``.gt_cache_root``).
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import contextvars
 import json
 import logging
 import os
@@ -63,6 +67,35 @@ def frozen_sdfg_path(builder: Any, origin: dict[str, tuple[int, ...]], domain: t
     from gt4py.cartesian.utils import shash
 
     return Path(f"{_stem(builder)}_{shash(origin, domain)}.sdfgz")
+
+
+_tally: contextvars.ContextVar[Optional[collections.Counter]] = contextvars.ContextVar("lowering_tally", default=None)
+
+
+@contextlib.contextmanager
+def lowering_tally() -> Iterator[collections.Counter]:
+    """Count, inside the block, stencils parsed from gt4py's cache (``found``) and lowered (``lowered``)."""
+    counts: collections.Counter = collections.Counter()
+    token = _tally.set(counts)
+    try:
+        yield counts
+    finally:
+        _tally.reset(token)
+
+
+def note_lowering(found: bool) -> None:
+    """Count one stencil parsed in the current :func:`lowering_tally` (if any)."""
+    counts = _tally.get()
+    if counts is not None:
+        counts["found" if found else "lowered"] += 1
+
+
+def tally_summary(counts: collections.Counter) -> str:
+    """E.g. "stencils: 16 of 18 found lowered, 2 lowered here" ("" when no stencil was parsed)."""
+    total = counts["found"] + counts["lowered"]
+    if not total:
+        return ""
+    return f"stencils: {counts['found']} of {total} found lowered, {counts['lowered']} lowered here"
 
 
 def argument_data(builder: Any, parameters: list[str]) -> Any:

@@ -42,7 +42,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from orchestra.cache import durable, locking
 from orchestra.cache.entry import BuildEntry, LookupResult, examine, tree_size
@@ -247,15 +247,17 @@ class BuildStore:
         return found
 
     def closest(
-        self, program: str, inputs: Mapping[str, Any]
+        self, program: str, inputs: Mapping[str, Any], other_than: Optional[str] = None
     ) -> list[tuple[BuildEntry, list[str]]]:
         """Complete builds of ``program`` with their differences from ``inputs``, fewest first.
 
         Differences read "``inputs`` vs the build's inputs"; ties go to the newest build.
+        ``other_than``: a key whose build is left out (the one being asked for).
         """
         ranked = [
             (entry, describe_differences(inputs, entry.manifest.inputs))
             for entry in self.entries(program)
+            if entry.key != other_than
         ]
         ranked.sort(key=lambda pair: pair[0].manifest.created, reverse=True)
         ranked.sort(key=lambda pair: len(pair[1]))

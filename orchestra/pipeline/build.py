@@ -52,6 +52,7 @@ def build_and_publish(keyed: KeyedRequest, store: BuildStore, rank: int = 0) -> 
     staging = store.staging_dir(key)
     save_to = staging if request.options.save_stages else None
     log.info("[rank %d] %s: building (key %s)", rank, request.label, key[:12])
+    _log_closest_difference(keyed, store, rank)
     with warnings.catch_warnings(record=True) as caught, _dace_debug_files_into(staging):
         warnings.simplefilter("default")  # DaCe and gt4py warn a lot: to a file
         with ParseRecorder() as recorder:  # defence in depth: the parse may use nothing unkeyed
@@ -132,3 +133,21 @@ def _write_warnings(caught: list, staging: Path, rank: int, label: str) -> None:
     (staging / WARNINGS_FILE).write_text("\n".join(lines) + "\n")
     log.info("[rank %d] %s: %d warning(s) from DaCe/gt4py while building, written to the build's %s",
              rank, label, len(lines), WARNINGS_FILE)
+
+
+def _log_closest_difference(keyed: KeyedRequest, store: BuildStore, rank: int) -> None:
+    """Say why this is built: what differs from the closest earlier build of the program (an edit, say).
+
+    E.g. ``the closest earlier build (3f2a...) differs in: call_tree['...'].callees['FrozenStencil(
+    hyperdiffusion_tendency, ...)'].gt_id: changed``. Nothing when there is none; never fails the build.
+    """
+    try:
+        closest = store.closest(keyed.label, keyed.inputs, other_than=keyed.key)
+    except Exception as error:  # an unreadable neighbour must not stop a build
+        log.debug("%s: no comparison with earlier builds (%s)", keyed.label, error)
+        return
+    if not closest:
+        return
+    entry, differences = closest[0]
+    shown = "; ".join(differences[:3]) + (f"; and {len(differences) - 3} more" if len(differences) > 3 else "")
+    log.info("[rank %d] %s: the closest earlier build (%s) differs in: %s", rank, keyed.label, entry.path.name, shown)

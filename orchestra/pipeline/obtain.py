@@ -45,7 +45,7 @@ def missing_message(store: BuildStore, keyed: KeyedRequest, reason: str) -> str:
         f"FV3_DACEMODE=Run found no usable build of {keyed.label} in {store.root} (key {keyed.key[:20]}): {reason}."
     ]
     try:
-        closest = [pair for pair in store.closest(keyed.label, keyed.inputs) if pair[0].key != keyed.key]
+        closest = store.closest(keyed.label, keyed.inputs, other_than=keyed.key)
     except Exception:  # an unreadable neighbour must not hide the real message
         closest = []
     if closest:
