@@ -24,6 +24,7 @@ other field at (3, 3, 0) along the axes it has.
 from __future__ import annotations
 
 import contextlib
+import copy
 import inspect
 import threading
 from pathlib import Path
@@ -194,12 +195,15 @@ class FrozenStencil:
                 domain=self.domain,
                 **kwargs,
             )
-            # gt4py's frozen SDFG: from its cache when there (lowered earlier, or ahead by a waiting rank)
+            # gt4py's frozen SDFG: from its cache when there (lowered earlier, or ahead by a waiting rank);
+            # gt4py's own object (shared by later calls): add_optional_fields below works on a copy
             note_lowering(found=frozen_sdfg_path(builder, normalized["origin"], normalized["domain"]).exists())
-            frozen = SDFGManager(builder).frozen_sdfg(origin=normalized["origin"], domain=normalized["domain"])
+            frozen = SDFGManager(builder)._frozen_sdfg(origin=normalized["origin"], domain=normalized["domain"])
         sdfg = add_optional_fields(
             frozen, field_info=args_data.field_info, parameter_info=args_data.parameter_info, **normalized
         )
+        if sdfg is frozen:  # a gt4py whose add_optional_fields works in place: keep its cached SDFG pristine
+            sdfg = copy.deepcopy(frozen)
         _restore_dropped_parameters(sdfg, names, args, kwargs)
         _tighten_horizontal_bounds(sdfg, args_data.field_info, self.origin, self.domain)  # per field
         return sdfg
@@ -311,8 +315,6 @@ def _restore_dropped_parameters(sdfg: Any, names: list[str], args: tuple, kwargs
     cannot connect the call's argument (``KeyError``). Each comes back as an
     unused, non-transient container described like the argument passed.
     """
-    import copy
-
     import dace
     import numpy as np
 
