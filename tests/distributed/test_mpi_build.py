@@ -237,3 +237,18 @@ def test_cubed_sphere_1x1_compiles_on_rank_0_only_while_waiting_ranks_lower_its_
     assert set(lowered) <= {("1", "edge_update"), ("2", "halve")}, lowered
     assert len(lowered) == len(set(lowered))  # each once: found done by the others
     assert list((tmp_path / "gt_cache").rglob("*_orchestra_arguments.json"))
+
+    # the same job with no helper, from another empty gt4py cache: the same key and the same generated code
+    monkeypatch.setenv("GT_CACHE_ROOT", str(tmp_path / "gt_cache_alone"))
+    monkeypatch.setenv("ORCHESTRA_LOWERING_HELPERS", "0")
+    alone = tmp_path / "cache_alone"
+    process, found = worker(6, alone, "--cube", "--layout", "1x1", "--mode", "BuildAndRun", timeout=180)
+    assert_all_ran_and_match(found, 6, process.stdout)
+    assert "ahead of the build" not in process.stdout
+    helped, unhelped = (sorted(folder.glob("*/*/src/cpu/*.cpp")) for folder in (root, alone))
+    assert len(helped) == len(unhelped) == 1 and helped[0].parent.parent.parent.name == unhelped[0].parent.parent.parent.name
+
+    def normalized(path: Path) -> str:  # gt4py names symbols after object addresses: __k_140711570045648
+        return re.sub(r"_\d{9,}", "_<id>", path.read_text())
+
+    assert normalized(helped[0]) == normalized(unhelped[0])
