@@ -227,7 +227,7 @@ class FrozenStencil:
             origin = _normalized_origin(self.origin, args_data.field_info)
             if frozen_sdfg_path(builder, origin, self.domain).exists():
                 return False
-            SDFGManager(builder).frozen_sdfg(origin=origin, domain=self.domain)
+            SDFGManager(builder)._frozen_sdfg(origin=origin, domain=self.domain)  # lowered and saved; no copy
         return True
 
     def __sdfg_signature__(self) -> tuple[list[str], list[str]]:
