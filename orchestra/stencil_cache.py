@@ -32,11 +32,10 @@ import contextlib
 import contextvars
 import json
 import logging
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
+from orchestra.cache.durable import replace_atomically
 from orchestra.cache.locking import file_lock
 
 log = logging.getLogger("orchestra")
@@ -144,14 +143,9 @@ def _write(path: Path, data: Any, parameters: list[str]) -> None:
         log.debug("argument data of %s does not round-trip through JSON; not saved", path.name)
         return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", delete=False) as handle:
-            json.dump(document, handle, indent=1, sort_keys=True)
-        os.replace(handle.name, path)
+        replace_atomically(path, json.dumps(document, indent=1, sort_keys=True))
     except OSError as error:  # a read-only gt4py cache: the IR is computed again next time
         log.debug("could not save %s (%s)", path, error)
-        with contextlib.suppress(OSError, UnboundLocalError):
-            os.unlink(handle.name)
 
 
 def _encode(data: Any) -> dict[str, Any]:
