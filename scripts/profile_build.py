@@ -102,7 +102,7 @@ def instrument(profile: Profile) -> None:
     profile.wrap(stencil_module.FrozenStencil, "__sdfg__", "parse", lambda stencil, *a: f"stencil {stencil.name}")
     from gt4py.cartesian.backend.dace_backend import SDFGManager
 
-    profile.wrap(SDFGManager, "frozen_sdfg", "parse", lambda *a, **k: "gt4py SDFGManager.frozen_sdfg")
+    profile.wrap(SDFGManager, "_frozen_sdfg", "parse", lambda *a, **k: "gt4py SDFGManager._frozen_sdfg")
     profile.wrap(stencil_module, "argument_data", "parse", lambda *a: "arguments: gt4py IR, or saved")
     profile.wrap(preprocessing, "preprocess_dace_program", "parse",
                  lambda function, *a: f"preprocess {getattr(function, '__qualname__', function)}")

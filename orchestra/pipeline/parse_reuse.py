@@ -12,7 +12,8 @@ Inside :class:`ParseReuse` (one per top-level parse, see
 ``__sdfg__`` goes through :meth:`ParseReuse.sdfg_of`. The first call of a
 component object with a given description of its arguments parses it and
 keeps a pristine copy; a later call with the same description gets a copy of
-that. Same object, same argument descriptors (dtype, shape, strides,
+that, and the last call the call tree foresees for that function gets the
+pristine copy itself (a call after that parses again). Same object, same argument descriptors (dtype, shape, strides,
 storage, symbols) and the same folded argument values within one parse is the
 same input to DaCe's frontend: the object's closure (what it reads through
 ``self``, its callees, module globals) cannot change while a parse runs. An
@@ -32,7 +33,7 @@ import copy
 import dataclasses
 import json
 from collections import Counter
-from typing import Any, Callable, Collection, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from orchestra.call_tree import function_name
 
@@ -77,20 +78,27 @@ class _Parsed:
 class ParseReuse:
     """The table of component parses of one top-level parse (a context manager).
 
-    ``repeated`` names the functions the call tree calls at more than one
-    site (:func:`repeated_functions`); only their parses are copied for
-    reuse, since copying costs a good part of what parsing does.
+    ``repeated`` gives, for each function the call tree calls at more than
+    one site, the number of sites (:func:`repeated_functions`); only their
+    parses are copied for reuse, since copying costs a good part of what
+    parsing does. Once a function has been asked for as many times as it has
+    sites, no later call can need its pristine parse: that last call gets it
+    without a copy, and it leaves the table (so a call the call tree did not
+    foresee parses again instead of getting a changed SDFG).
 
     ``parsed`` and ``reused`` count, per component label, the parses DaCe ran
-    and the ones served from the table.
+    and the ones served from the table; ``handed_over`` the reuses served
+    without a copy.
     """
 
-    def __init__(self, repeated: Optional[Collection[str]] = None) -> None:
-        #: functions (``module.Qualname``) called at more than one site; None: any may be
-        self._repeated = None if repeated is None else frozenset(repeated)
+    def __init__(self, repeated: Optional[Mapping[str, int]] = None) -> None:
+        #: sites per function (``module.Qualname``) called at more than one site; None: any may be, count unknown
+        self._repeated = None if repeated is None else dict(repeated)
         self._table: dict[tuple, _Parsed] = {}
+        self._asked: Counter[str] = Counter()  # calls per function so far
         self.parsed: Counter[str] = Counter()
         self.reused: Counter[str] = Counter()
+        self.handed_over = 0
         self._token: Optional[contextvars.Token] = None
 
     def __enter__(self) -> ParseReuse:
@@ -105,6 +113,8 @@ class ParseReuse:
         """The SDFG of ``owner`` (an OrchestratedProgram) called with ``args``/``kwargs``:
         parsed by ``parse()`` or a copy of an earlier one."""
         label, program = owner.label, owner.dace_program()
+        function = function_name(owner.function)
+        self._asked[function] += 1
         try:
             key = (
                 id(owner),
@@ -119,11 +129,15 @@ class ParseReuse:
             for name, value in known.program_state.items():
                 setattr(program, name, value)
             self.reused[label] += 1
+            if self._repeated is not None and self._asked[function] >= self._repeated.get(function, 0):
+                del self._table[key]  # the function's last site: nothing will copy from it again
+                self.handed_over += 1
+                return known.sdfg
             return copy.deepcopy(known.sdfg)
         sdfg = parse()
         self.parsed[label] += 1
-        if self._repeated is not None and function_name(owner.function) not in self._repeated:
-            return sdfg  # called once: a pristine copy would never be used
+        if self._repeated is not None and self._repeated.get(function, 0) <= self._asked[function]:
+            return sdfg  # no later site: a pristine copy would never be used
         state = {name: getattr(program, name) for name in _PROGRAM_STATE if hasattr(program, name)}
         self._table[key] = _Parsed(owner, copy.deepcopy(sdfg), state)
         return sdfg
@@ -137,10 +151,10 @@ class ParseReuse:
         return text
 
 
-def repeated_functions(call_tree: dict[str, Any]) -> set[str]:
-    """Functions that more than one node of a described call tree (:mod:`orchestra.call_tree`) runs."""
+def repeated_functions(call_tree: dict[str, Any]) -> dict[str, int]:
+    """Functions that more than one node of a described call tree (:mod:`orchestra.call_tree`) runs, with how many."""
     seen: Counter[str] = Counter(node["function"] for node in call_tree.values())
-    return {function for function, count in seen.items() if count > 1}
+    return {function: count for function, count in seen.items() if count > 1}
 
 
 def component_sdfg(owner: Any, args: tuple, kwargs: dict) -> Any:

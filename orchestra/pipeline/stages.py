@@ -7,7 +7,7 @@ import logging
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Collection, Optional
+from typing import Any, Mapping, Optional
 
 from orchestra.errors import BuildError
 from orchestra.passes.cpu import DEFAULT_CPU_PASSES, check_cpu_passes
@@ -111,13 +111,18 @@ def _quiet_expected_warnings() -> warnings.catch_warnings:
 
 
 def parse(
-    program: Any, args: tuple, kwargs: dict, save_to: Optional[Path] = None, repeated: Optional[Collection[str]] = None,
+    program: Any,
+    args: tuple,
+    kwargs: dict,
+    save_to: Optional[Path] = None,
+    repeated: Optional[Mapping[str, int]] = None,
 ) -> ParsedProgram:
     """[Python + stencils] -> one SDFG (nested orchestrated objects inlined).
 
     A component called from several places with the same argument
     descriptors is parsed once (:mod:`orchestra.pipeline.parse_reuse`);
-    ``repeated`` names the functions that may be (None: any).
+    ``repeated`` gives the functions that may be, with their number of call
+    sites (None: any may be, count unknown).
     """
     from orchestra.pipeline.parse_reuse import ParseReuse
     from orchestra.stencil_cache import lowering_tally, tally_summary
@@ -195,8 +200,9 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
     serializes the whole program to JSON twice, once for a hash written into
     ``include/hash.h`` (only a label in instrumentation reports) and once for
     ``program.sdfgz``. Here the label is the sha256 of the generated code,
-    and ``program.sdfgz`` is written by a thread while CMake and the compiler
-    run in their own processes.
+    and ``program.sdfgz`` and the signature (:func:`_save_signature`) are
+    written by a thread while CMake and the compiler run in their own
+    processes; nothing changes the SDFG meanwhile.
     """
     import threading
 
@@ -210,6 +216,7 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
     def save_program() -> None:
         try:
             sdfg.save(str(folder / "program.sdfgz"), hash=False, compress=True)
+            _save_signature(sdfg, sdfg.name, folder)  # DaCe names the library after the program
         except BaseException as error:  # reported by the compiling thread
             saved.append(error)
 
@@ -233,14 +240,15 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
         if saver.is_alive():
             saver.join()
     if saved:
-        raise BuildError(f"saving {folder / 'program.sdfgz'} failed: {saved[0]}") from saved[0]
+        raise BuildError(f"saving the program and its signature in {folder} failed: {saved[0]}") from saved[0]
     libraries = [
         path for path in (folder / "build").glob("lib*.so") if not path.name.startswith("libdacestub")
     ]
     if len(libraries) != 1:
         raise BuildError(f"expected one shared library in {folder / 'build'}, found {libraries}")
     library_name = libraries[0].name[len("lib") : -len(".so")]
-    _save_signature(sdfg, library_name, folder)
+    if library_name != sdfg.name:  # not what DaCe does; the signature must carry the library's name
+        _save_signature(sdfg, library_name, folder)
     return CompiledProgram(folder, libraries[0], library_name, time.perf_counter() - start)
 
 

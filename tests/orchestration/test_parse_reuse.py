@@ -1,10 +1,11 @@
 """A component called from several places is parsed once per argument description.
 
 One ``Shared`` object is called by two stages and by the model itself with
-the same arrays, then with arrays of another shape; another object of the
+the same arrays, and with arrays of another shape; another object of the
 same class is called too. With :mod:`orchestra.pipeline.parse_reuse` the
-first three calls share one parse; the call with other shapes and the other
-object are parsed on their own. The program must be the one a build without
+three calls with the same arrays share one parse (the last, the function's
+last site, takes the pristine parse itself); the call with other shapes and
+the other object are parsed on their own. The program must be the one a build without
 reuse makes (the generated C++ compared text for text) and compute what
 ``Python`` mode computes, bit for bit.
 """
@@ -63,9 +64,9 @@ class Model:
     def __call__(self, x, y, wide_x, wide_y):
         self.stage_a(x, y)
         self.stage_b(x, y)
-        self.shared(x, y)
         self.shared(wide_x, wide_y)
         self.other(x, y)
+        self.shared(x, y)  # the last of Shared.__call__'s 5 sites: gets the pristine parse, no copy
 
 
 def _inputs() -> list[np.ndarray]:
@@ -87,8 +88,17 @@ def _generated_code(cache_root: Path) -> dict[str, str]:
 
 def test_a_component_called_from_several_places_is_parsed_once(tmp_path, caplog, monkeypatch):
     expected = _run("Python", tmp_path / "python")
+    handed_over = []
+    exit_table = parse_reuse.ParseReuse.__exit__
+
+    def record_exit(table, *exc):
+        handed_over.append(table.handed_over)
+        return exit_table(table, *exc)
+
+    monkeypatch.setattr(parse_reuse.ParseReuse, "__exit__", record_exit)
     with caplog.at_level(logging.INFO, logger="orchestra"):
         reused = _run("BuildAndRun", tmp_path / "reused")
+    assert handed_over == [1]  # the last site of Shared.__call__ took the pristine parse
     for got, want in zip(reused, expected):
         np.testing.assert_array_equal(got, want)
     parsed_lines = [r.getMessage() for r in caplog.records if "parsed in" in r.getMessage()]
@@ -96,7 +106,7 @@ def test_a_component_called_from_several_places_is_parsed_once(tmp_path, caplog,
     # Stage x2, Shared x3 (first call; other shapes; the other object); Shared reused twice
     assert "5 component parse(s), 2 reused (Shared.__call__ x2)" in parsed_lines[0]
 
-    monkeypatch.setattr(build, "repeated_functions", lambda call_tree: set())  # copy nothing: reuse off
+    monkeypatch.setattr(build, "repeated_functions", lambda call_tree: {})  # copy nothing: reuse off
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="orchestra"):
         unreused = _run("BuildAndRun", tmp_path / "unreused")
@@ -119,3 +129,40 @@ def test_only_exactly_described_arguments_are_reused(value, described):
     else:
         with pytest.raises(parse_reuse._Undescribable):
             parse_reuse.describe_argument(value)
+
+
+class _Owner:
+    """What ParseReuse reads of an orchestrated program: a label, a function, a DaCe program."""
+
+    def __init__(self) -> None:
+        self.label, self.function = "Shared.__call__", Shared.__call__
+        self._program = type("Program", (), {})()
+
+    def dace_program(self):
+        return self._program
+
+
+def test_the_last_foreseen_site_gets_the_pristine_parse_and_a_later_one_parses_again(monkeypatch):
+    owner, parses, copies = _Owner(), [], []
+
+    def parse():
+        parses.append([f"sdfg {len(parses)}"])  # a mutable stand-in for an SDFG
+        return parses[-1]
+
+    def counted_deepcopy(value):
+        copies.append(list(value))
+        return list(value)
+
+    monkeypatch.setattr(parse_reuse.copy, "deepcopy", counted_deepcopy)
+    sites = {parse_reuse.function_name(Shared.__call__): 3}
+    with parse_reuse.ParseReuse(sites) as reuse:
+        got = [reuse.sdfg_of(owner, parse, (), {}) for _ in range(3)]
+        assert len(parses) == 1 and got[0] is parses[0]
+        assert got[1] == got[0] and got[1] is not got[0]
+        assert got[2] == got[0] and got[2] is not got[0] and got[2] is not got[1]
+        assert len(copies) == 2  # the pristine copy, and the second site's; the third gets the pristine one
+        assert reuse.handed_over == 1
+        got[2].append("changed by its caller")
+        fourth = reuse.sdfg_of(owner, parse, (), {})  # a site the call tree did not foresee
+        assert len(parses) == 2 and fourth is parses[1] and fourth == ["sdfg 1"]
+    assert reuse.summary() == "2 component parse(s), 2 reused (Shared.__call__ x2)"
