@@ -13,12 +13,13 @@ Inside :class:`ParseReuse` (one per top-level parse, see
 component object with a given description of its arguments parses it and
 keeps a pristine copy; a later call with the same description gets a copy of
 that, and the last call the call tree foresees for that function gets the
-pristine copy itself (a call after that parses again). Same object, same argument descriptors (dtype, shape, strides,
-storage, symbols) and the same folded argument values within one parse is the
-same input to DaCe's frontend: the object's closure (what it reads through
-``self``, its callees, module globals) cannot change while a parse runs. An
-argument this module cannot describe exactly (an object passed at compile
-time, a name) is parsed every time, as before.
+pristine copy itself (a call after that parses again). Same object, same
+argument descriptors (dtype, shape, strides, storage, symbols) and the same
+folded argument values within one parse is the same input to DaCe's
+frontend: the object's closure (what it reads through ``self``, its callees,
+module globals) cannot change while a parse runs. An argument this module
+cannot describe exactly (an object passed at compile time, a name) is parsed
+every time, as before.
 
 After a reused parse, the component's DaCe program is put back in the state
 its own parse left it in (its resolved closure and closure-array mapping),
@@ -111,7 +112,7 @@ class ParseReuse:
 
     def sdfg_of(self, owner: Any, parse: Callable[[], Any], args: tuple, kwargs: dict) -> Any:
         """The SDFG of ``owner`` (an OrchestratedProgram) called with ``args``/``kwargs``:
-        parsed by ``parse()`` or a copy of an earlier one."""
+        parsed by ``parse()``, a copy of an earlier parse, or at the last site that parse itself."""
         label, program = owner.label, owner.dace_program()
         function = function_name(owner.function)
         self._asked[function] += 1
