@@ -29,6 +29,7 @@ VERBOSE_VARIABLE = "ORCHESTRA_VERBOSE"
 BUILD_TIMEOUT_VARIABLE = "ORCHESTRA_BUILD_TIMEOUT"
 LOG_LEVEL_VARIABLE = "ORCHESTRA_LOG_LEVEL"
 LOWERING_HELPERS_VARIABLE = "ORCHESTRA_LOWERING_HELPERS"
+SPLIT_DEPTH_VARIABLE = "ORCHESTRA_SPLIT_DEPTH"
 
 #: What ``ORCHESTRA_LOG_LEVEL`` accepts (any case).
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -106,6 +107,20 @@ def _env_lowering_helpers() -> Optional[int]:
         ) from None
 
 
+def _env_split_depth() -> int:
+    value = os.environ.get(SPLIT_DEPTH_VARIABLE, "").strip()
+    if not value:
+        return 0
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigurationError(
+            f"{SPLIT_DEPTH_VARIABLE}={value!r} is not a depth; give 0 (one program for the whole call, the "
+            "default), or N > 0 (orchestrated calls less than N deep run their Python body; the components "
+            "they call are built each on its own)"
+        ) from None
+
+
 def log_level() -> str:
     """``ORCHESTRA_LOG_LEVEL`` (``INFO`` when unset); another value is a :class:`ConfigurationError`."""
     value = os.environ.get(LOG_LEVEL_VARIABLE, "").strip()
@@ -170,6 +185,13 @@ class DaceConfig:
             :mod:`orchestra.pipeline.lower_ahead`); default from
             ``ORCHESTRA_LOWERING_HELPERS``, else None: every waiting rank may; 0: none.
             Not part of the key: the program is the same.
+        split_depth: for development: an orchestrated call less than this
+            many orchestrated calls deep runs its Python body, as in
+            ``Python`` mode, and each orchestrated component it calls is built
+            as a program of its own; an edit then rebuilds only the component
+            holding it (see docs/orchestration.md, "Split builds"). Default
+            from ``ORCHESTRA_SPLIT_DEPTH``, else 0: one program for the whole
+            call. The programs differ (other cache entries); results do not.
         profile: ``"kernels"`` builds programs with a timer on every kernel
             (another cache entry) for :func:`orchestra.kernel_profile.kernel_report`;
             default from ``ORCHESTRA_PROFILE``; ``""`` is off.
@@ -199,6 +221,7 @@ class DaceConfig:
     record_call: int = dataclasses.field(default_factory=record_call_from_environment)
     profile: str = dataclasses.field(default_factory=profile_from_environment)
     lowering_helpers: Optional[int] = dataclasses.field(default_factory=_env_lowering_helpers)
+    split_depth: int = dataclasses.field(default_factory=_env_split_depth)
 
     def __post_init__(self) -> None:
         if isinstance(self.orchestration, str):
@@ -241,6 +264,17 @@ class DaceConfig:
             raise ConfigurationError(
                 f"DaceConfig.lowering_helpers (or {LOWERING_HELPERS_VARIABLE}) must be a number of ranks, 0 or "
                 f"more, or None for every waiting rank; got {self.lowering_helpers!r}"
+            )
+        if isinstance(self.split_depth, bool) or not isinstance(self.split_depth, int) or self.split_depth < 0:
+            raise ConfigurationError(
+                f"DaceConfig.split_depth (or {SPLIT_DEPTH_VARIABLE}) must be 0 (one program) or a positive "
+                f"depth; got {self.split_depth!r}"
+            )
+        if self.split_depth and self.orchestration is DaCeOrchestration.Build:
+            raise ConfigurationError(
+                f"split_depth={self.split_depth} (or {SPLIT_DEPTH_VARIABLE}) needs {MODE_VARIABLE}=BuildAndRun "
+                "or Run: a split build builds each component on its first call, after running the calls before "
+                "it, which Build mode does not run"
             )
         if self.profile not in PROFILES:
             raise ConfigurationError(

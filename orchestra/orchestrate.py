@@ -14,6 +14,7 @@ whole call tree.
 
 from __future__ import annotations
 
+import contextvars
 import enum
 import functools
 import inspect
@@ -42,6 +43,9 @@ from orchestra.toolchain import GpuTarget, dace_settings, prepare_gt4py
 log = logging.getLogger("orchestra")
 
 _COMPILETIME_TYPES: set[type] = set()
+
+#: How many orchestrated calls around this one run their Python body (split builds, DaceConfig.split_depth).
+_SPLIT_DEPTH: contextvars.ContextVar[int] = contextvars.ContextVar("orchestra_split_depth", default=0)
 
 
 def compiletime_type(cls: type) -> type:
@@ -130,6 +134,7 @@ class OrchestratedProgram:
         self._callers: dict[tuple, list[tuple[FoldedValues, FastCaller, tuple, dict]]] = {}
         self._last_values: Optional[FoldedValues] = None  # those of the program the last call ran
         self._build_only = False
+        self._python_body_calls = 0  # split builds: calls that ran the Python body
         self._returned = _ReturnedObjects.of(function, method_object)
         self.build_seconds: Optional[float] = None
         self.load_seconds: Optional[float] = None
@@ -230,6 +235,9 @@ class OrchestratedProgram:
 
     # ------------------------------------------------------------------- call
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        depth = _SPLIT_DEPTH.get()
+        if depth < self.config.split_depth:
+            return self._run_python_body(depth, args, kwargs)
         clock = self.clock
         if clock is not None:
             clock.start()
@@ -272,6 +280,25 @@ class OrchestratedProgram:
             clock.lap("return")
             clock.stop(obtained)
         return result
+
+    def _run_python_body(self, depth: int, args: tuple, kwargs: dict) -> Any:
+        """A split build's outer call: the method's Python body, as in ``Python`` mode.
+
+        The orchestrated components it calls see one more level of depth; at
+        ``split_depth`` they are built and run as programs of their own.
+        """
+        if self._python_body_calls == 0:
+            log.info("%s: split build (split_depth %d): runs its Python body at depth %d; the orchestrated "
+                     "components it calls at depth %d are each built on their own", self.label,
+                     self.config.split_depth, depth, depth + 1)
+        self._python_body_calls += 1
+        token = _SPLIT_DEPTH.set(depth + 1)
+        try:
+            if self.method_object is not None:
+                return self.function(self.method_object, *args, **kwargs)
+            return self.function(*args, **kwargs)
+        finally:
+            _SPLIT_DEPTH.reset(token)
 
     def _select(self, candidates: Sequence[tuple[FoldedValues, FastCaller, tuple, dict]]) -> Optional[FastCaller]:
         """The program whose folded values (``self.n``, module constants...) all still hold, if any."""

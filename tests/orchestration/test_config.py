@@ -74,3 +74,17 @@ def test_a_cache_root_that_is_a_file_is_refused_when_the_config_is_made(tmp_path
         with pytest.raises(ConfigurationError, match=f"{tmp_path / 'afile'} is a file; set ORCHESTRA_CACHE_DIR"):
             DaceConfig(None, backend="dace:cpu", orchestration="Run", cache_root=root)
     DaceConfig(None, backend="dace:cpu", orchestration="Run", cache_root=tmp_path / "not" / "yet" / "there")
+
+
+@pytest.mark.parametrize("value", ["two", "1.5"])
+def test_a_split_depth_that_is_not_a_number_is_refused(monkeypatch, value):
+    monkeypatch.setenv("ORCHESTRA_SPLIT_DEPTH", value)
+    with pytest.raises(ConfigurationError, match=f"ORCHESTRA_SPLIT_DEPTH='{value}' is not a depth"):
+        DaceConfig(backend="dace:cpu", orchestration="BuildAndRun")
+
+
+def test_a_negative_split_depth_and_a_split_build_in_build_mode_are_refused(tmp_path):
+    with pytest.raises(ConfigurationError, match="split_depth .* must be 0 .* got -1"):
+        DaceConfig(backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path, split_depth=-1)
+    with pytest.raises(ConfigurationError, match="needs FV3_DACEMODE=BuildAndRun or Run"):
+        DaceConfig(backend="dace:cpu", orchestration="Build", cache_root=tmp_path, split_depth=1)
