@@ -46,6 +46,8 @@ _COMPILETIME_TYPES: set[type] = set()
 
 #: How many orchestrated calls around this one run their Python body (split builds, DaceConfig.split_depth).
 _SPLIT_DEPTH: contextvars.ContextVar[int] = contextvars.ContextVar("orchestra_split_depth", default=0)
+#: Programs whose split-build line was logged (one line per program name, not per object or call).
+_SPLIT_LOGGED: set[str] = set()
 
 
 def compiletime_type(cls: type) -> type:
@@ -134,7 +136,6 @@ class OrchestratedProgram:
         self._callers: dict[tuple, list[tuple[FoldedValues, FastCaller, tuple, dict]]] = {}
         self._last_values: Optional[FoldedValues] = None  # those of the program the last call ran
         self._build_only = False
-        self._python_body_calls = 0  # split builds: calls that ran the Python body
         self._returned = _ReturnedObjects.of(function, method_object)
         self.build_seconds: Optional[float] = None
         self.load_seconds: Optional[float] = None
@@ -287,11 +288,13 @@ class OrchestratedProgram:
         The orchestrated components it calls see one more level of depth; at
         ``split_depth`` they are built and run as programs of their own.
         """
-        if self._python_body_calls == 0:
-            log.info("%s: split build (split_depth %d): runs its Python body at depth %d; the orchestrated "
-                     "components it calls at depth %d are each built on their own", self.label,
-                     self.config.split_depth, depth, depth + 1)
-        self._python_body_calls += 1
+        if self.label not in _SPLIT_LOGGED:  # once per program name, on one rank
+            _SPLIT_LOGGED.add(self.label)
+            _ensure_log_handler(self.config.rank)
+            if self.config.rank == 0:
+                log.info("%s: split build (split_depth %d): runs its Python body at depth %d; the orchestrated "
+                         "components it calls at depth %d are each built on their own", self.label,
+                         self.config.split_depth, depth, depth + 1)
         token = _SPLIT_DEPTH.set(depth + 1)
         try:
             if self.method_object is not None:

@@ -11,6 +11,7 @@ components' bodies too, stencil by stencil.
 
 from __future__ import annotations
 
+import importlib
 import logging
 from pathlib import Path
 
@@ -18,6 +19,8 @@ import numpy as np
 from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
 
 from orchestra import DaceConfig, FrozenStencil, orchestrate
+
+orchestrate_module = importlib.import_module("orchestra.orchestrate")  # the package's `orchestrate` is the function
 
 FloatField = Field[np.float64]
 SHAPE = (6, 5, 3)
@@ -67,7 +70,8 @@ def _built(caplog) -> list[str]:
             if ": building (key" in r.getMessage()]
 
 
-def test_a_split_build_is_a_program_per_component_and_an_edit_rebuilds_one(tmp_path, caplog):
+def test_a_split_build_is_a_program_per_component_and_an_edit_rebuilds_one(tmp_path, caplog, monkeypatch):
+    monkeypatch.setattr(orchestrate_module, "_SPLIT_LOGGED", set())  # logged once per program name and process
     expected = _run(tmp_path / "python", mode="Python")
     with caplog.at_level(logging.INFO, logger="orchestra"):
         split = _run(tmp_path / "cache")
