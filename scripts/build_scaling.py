@@ -186,11 +186,11 @@ def main() -> None:
     parser.add_argument("--per-component", type=int, default=8)
     parser.add_argument("--split-depth", type=int, default=0, help="DaceConfig.split_depth (0: one program)")
     parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument("--one", nargs="+", metavar="FOLDER CACHE [SPLIT]", help=argparse.SUPPRESS)
+    parser.add_argument("--one", nargs=3, metavar=("FOLDER", "CACHE", "SPLIT"), help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.one:
-        folder, cache, *split = arguments.one
-        print(json.dumps(build_once(Path(folder), Path(cache), int(split[0]) if split else 0)))
+        folder, cache, split_depth = arguments.one
+        print(json.dumps(build_once(Path(folder), Path(cache), int(split_depth))))
         return
     rows = []
     with tempfile.TemporaryDirectory(prefix="orchestra_build_scaling_") as work:
