@@ -30,6 +30,7 @@ BUILD_TIMEOUT_VARIABLE = "ORCHESTRA_BUILD_TIMEOUT"
 LOG_LEVEL_VARIABLE = "ORCHESTRA_LOG_LEVEL"
 LOWERING_HELPERS_VARIABLE = "ORCHESTRA_LOWERING_HELPERS"
 SPLIT_DEPTH_VARIABLE = "ORCHESTRA_SPLIT_DEPTH"
+BUILD_PROCESSES_VARIABLE = "ORCHESTRA_BUILD_PROCESSES"
 
 #: What ``ORCHESTRA_LOG_LEVEL`` accepts (any case).
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -94,17 +95,29 @@ def _env_timeout() -> Optional[float]:
     return seconds
 
 
-def _env_lowering_helpers() -> Optional[int]:
-    value = os.environ.get(LOWERING_HELPERS_VARIABLE, "").strip()
+def _env_count(variable: str, unit: str, choices: str) -> Optional[int]:
+    """A count from ``variable`` (None when unset); ``choices`` says what 0, N and unset mean."""
+    value = os.environ.get(variable, "").strip()
     if not value:
         return None
     try:
         return int(value)
     except ValueError:
-        raise ConfigurationError(
-            f"{LOWERING_HELPERS_VARIABLE}={value!r} is not a number of ranks; give 0 (no rank lowers stencils "
-            "ahead of a build), a positive number, or unset it (every waiting rank may)"
-        ) from None
+        raise ConfigurationError(f"{variable}={value!r} is not a number of {unit}; give {choices}") from None
+
+
+def _env_lowering_helpers() -> Optional[int]:
+    return _env_count(
+        LOWERING_HELPERS_VARIABLE, "ranks",
+        "0 (no rank lowers stencils ahead of a build), a positive number, or unset it (every waiting rank may)",
+    )
+
+
+def _env_build_processes() -> Optional[int]:
+    return _env_count(
+        BUILD_PROCESSES_VARIABLE, "processes",
+        "0 (the building rank works alone), a positive number, or unset it (the cores the node's ranks leave idle)",
+    )
 
 
 def _env_split_depth() -> int:
@@ -119,6 +132,15 @@ def _env_split_depth() -> int:
             "default), or N > 0 (orchestrated calls less than N deep run their Python body; the components "
             "they call are built each on its own)"
         ) from None
+
+
+def _check_count(value: Any, field: str, variable: str, unit: str, default: str) -> None:
+    """Refuse a ``DaceConfig`` count that is not None or an int of 0 or more."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise ConfigurationError(
+            f"DaceConfig.{field} (or {variable}) must be a number of {unit}, 0 or more, or None for "
+            f"{default}; got {value!r}"
+        )
 
 
 def log_level() -> str:
@@ -185,6 +207,12 @@ class DaceConfig:
             :mod:`orchestra.pipeline.lower_ahead`); default from
             ``ORCHESTRA_LOWERING_HELPERS``, else None: every waiting rank may; 0: none.
             Not part of the key: the program is the same.
+        build_processes: how many processes a building rank starts to lower
+            the build's stencils beside its parse (see
+            :mod:`orchestra.pipeline.lowering_processes`); default from
+            ``ORCHESTRA_BUILD_PROCESSES``, else None: the cores this rank may
+            use that the node's ranks leave idle, shared among the node's
+            building ranks; 0: none. Not part of the key: the program is the same.
         split_depth: for development: an orchestrated call less than this
             many orchestrated calls deep runs its Python body, as in
             ``Python`` mode, and each orchestrated component it calls is built
@@ -222,6 +250,7 @@ class DaceConfig:
     profile: str = dataclasses.field(default_factory=profile_from_environment)
     lowering_helpers: Optional[int] = dataclasses.field(default_factory=_env_lowering_helpers)
     split_depth: int = dataclasses.field(default_factory=_env_split_depth)
+    build_processes: Optional[int] = dataclasses.field(default_factory=_env_build_processes)
 
     def __post_init__(self) -> None:
         if isinstance(self.orchestration, str):
@@ -256,15 +285,10 @@ class DaceConfig:
             raise ConfigurationError(
                 f"DaceConfig.fusion_block_bytes must be a positive number of bytes, got {self.fusion_block_bytes!r}"
             )
-        if self.lowering_helpers is not None and (
-            isinstance(self.lowering_helpers, bool)
-            or not isinstance(self.lowering_helpers, int)
-            or self.lowering_helpers < 0
-        ):
-            raise ConfigurationError(
-                f"DaceConfig.lowering_helpers (or {LOWERING_HELPERS_VARIABLE}) must be a number of ranks, 0 or "
-                f"more, or None for every waiting rank; got {self.lowering_helpers!r}"
-            )
+        _check_count(self.lowering_helpers, "lowering_helpers", LOWERING_HELPERS_VARIABLE, "ranks",
+                     "every waiting rank")
+        _check_count(self.build_processes, "build_processes", BUILD_PROCESSES_VARIABLE, "processes",
+                     "the cores the node's ranks leave idle")
         if isinstance(self.split_depth, bool) or not isinstance(self.split_depth, int) or self.split_depth < 0:
             raise ConfigurationError(
                 f"DaceConfig.split_depth (or {SPLIT_DEPTH_VARIABLE}) must be 0 (one program) or a positive "

@@ -351,7 +351,7 @@ class OrchestratedProgram:
             mode = config.orchestration
             self.build_seconds = ensure_built(
                 keyed, store, coordinator, may_build=mode is not DaCeOrchestration.Run,
-                lowering_helpers=config.lowering_helpers,
+                lowering_helpers=config.lowering_helpers, build_processes=config.build_processes,
             )
             self.built_here = self.build_seconds is not None
             if mode is DaCeOrchestration.Build:

@@ -31,7 +31,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
 from orchestra.stencil_arguments import ALL_FIELDS, Origin, field_origin
-from orchestra.stencil_cache import argument_data, frozen_sdfg_path, note_lowering, stencil_lock
+from orchestra.stencil_cache import (
+    argument_data,
+    frozen_sdfg_path,
+    note_lowering,
+    saved_argument_data,
+    stencil_lock,
+)
 from orchestra.toolchain import prepare_gt4py
 
 _lock_depth = threading.local()
@@ -108,6 +114,7 @@ class FrozenStencil:
         self.domain = tuple(int(value) for value in domain)
         self.externals = dict(externals or {})
         self.validate_args = validate_args
+        self._gt_name = name
         options = {"name": name} if name else {}
         if backend.startswith("dace"):
             # A lazy stencil yields its SDFG for orchestration without building a Python
@@ -229,6 +236,23 @@ class FrozenStencil:
                 return False
             SDFGManager(builder)._frozen_sdfg(origin=origin, domain=self.domain)  # lowered and saved; no copy
         return True
+
+    def is_lowered(self) -> bool:
+        """Whether gt4py's cache holds this stencil's frozen SDFG and argument data (never computes the IR)."""
+        if not self.backend.startswith("dace"):
+            return True
+        builder = self.stencil_object.builder
+        args_data = saved_argument_data(builder, self.__sdfg_signature__()[0])
+        if args_data is None:
+            return False
+        return frozen_sdfg_path(builder, _normalized_origin(self.origin, args_data.field_info), self.domain).exists()
+
+    def lowering_job(self) -> dict[str, Any]:
+        """What another process needs to make this stencil again and lower it (picklable if the definition is)."""
+        return {
+            "definition": self.definition, "backend": self.backend, "origin": self.origin, "domain": self.domain,
+            "externals": self.externals, "name": self._gt_name,
+        }
 
     def __sdfg_signature__(self) -> tuple[list[str], list[str]]:
         """The stencil's parameters in order (gt4py's API signature is the definition's), no constants.

@@ -16,6 +16,7 @@ building rank use them without computing the IR again:
   the stencil, read from a JSON file beside gt4py's files, or computed from
   the IR and saved there (atomically; a file that does not parse, describes
   other parameters or does not round-trip is ignored and replaced);
+* :func:`saved_argument_data`: the same, only if saved (for a cheap "is it lowered?");
 * :func:`frozen_sdfg_path`: where gt4py keeps the frozen SDFG of one origin
   and domain, so a rank can tell, without the IR, that it is there;
 * :func:`lowering_tally`: how many stencils a parse found lowered and how
@@ -106,7 +107,7 @@ def argument_data(builder: Any, parameters: list[str]) -> Any:
     parameters is refused with a ``RuntimeError``).
     """
     path = arguments_path(builder)
-    saved = _read(path, parameters)
+    saved = saved_argument_data(builder, parameters)
     if saved is not None:
         return saved
     from gt4py.cartesian.backend.module_generator import make_args_data_from_gtir
@@ -119,7 +120,9 @@ def argument_data(builder: Any, parameters: list[str]) -> Any:
     return data
 
 
-def _read(path: Path, parameters: list[str]) -> Optional[Any]:
+def saved_argument_data(builder: Any, parameters: list[str]) -> Optional[Any]:
+    """The stencil's saved argument data if there and valid for ``parameters``; None otherwise (nothing computed)."""
+    path = arguments_path(builder)
     try:
         document = json.loads(path.read_text())
     except FileNotFoundError:

@@ -329,7 +329,11 @@ def prepare_gt4py() -> None:
     """Make gt4py's dace backends compile with this DaCe (C++20) and parity flags.
 
     Works whether or not gt4py was imported already: the environment variable
-    covers a later import, the build settings a module already loaded.
+    covers a later import, the build settings a module already loaded. gt4py's
+    stencil ids hash the C++ variable as gt4py's config read it at import; it
+    is set to what a later import would read, so that a stencil has one id
+    whichever of gt4py and orchestra a process imports first (processes that
+    lower stencils for a build, and the cache key, rely on that).
     """
     import sys
 
@@ -345,6 +349,8 @@ def prepare_gt4py() -> None:
         if gt_config is not None:
             configured = gt_config.build_settings["extra_compile_args"][language]
             configured.extend(flag for flag in flags if flag not in configured)
+            if hasattr(gt_config, variable):  # the value gt4py's stencil ids hash (GT4PY_EXTRA_COMPILE_ARGS)
+                setattr(gt_config, variable, os.environ[variable])
     if "gt4py.cartesian.backend.dace_backend" in sys.modules:
         _patch_gt4py_gpu_bindings()
 

@@ -30,6 +30,7 @@ from orchestra.call_tree import function_name
 from orchestra.errors import BuildError
 from orchestra.passes.memory import format_memory_report
 from orchestra.pipeline.audit import ParseRecorder, audit_parse
+from orchestra.pipeline.lowering_processes import lowering_processes
 from orchestra.pipeline.parse_reuse import repeated_functions
 from orchestra.pipeline.request import KeyedRequest
 from orchestra.pipeline.stages import compile_program, optimize, parse
@@ -45,8 +46,12 @@ class BuiltEntry:
     seconds: float
 
 
-def build_and_publish(keyed: KeyedRequest, store: BuildStore, rank: int = 0) -> BuiltEntry:
-    """Build the library of ``keyed`` in a staging folder and publish it under its key."""
+def build_and_publish(keyed: KeyedRequest, store: BuildStore, rank: int = 0, processes: int = 0) -> BuiltEntry:
+    """Build the library of ``keyed`` in a staging folder and publish it under its key.
+
+    Up to ``processes`` processes lower the program's stencils beside the parse
+    (:mod:`orchestra.pipeline.lowering_processes`).
+    """
     request, key = keyed.request, keyed.key
     start = time.perf_counter()
     staging = store.staging_dir(key)
@@ -55,12 +60,15 @@ def build_and_publish(keyed: KeyedRequest, store: BuildStore, rank: int = 0) -> 
     _log_closest_difference(keyed, store, rank)
     with warnings.catch_warnings(record=True) as caught, _dace_debug_files_into(staging):
         warnings.simplefilter("default")  # DaCe and gt4py warn a lot: to a file
-        with ParseRecorder() as recorder:  # defence in depth: the parse may use nothing unkeyed
-            repeated = repeated_functions(keyed.inputs["call_tree"])
-            parsed = parse(request.program, request.args, request.kwargs, save_to, repeated)
+        with lowering_processes(keyed.callees, processes, request.gpu) as helpers:
+            with ParseRecorder() as recorder:  # defence in depth: the parse may use nothing unkeyed
+                repeated = repeated_functions(keyed.inputs["call_tree"])
+                parsed = parse(request.program, request.args, request.kwargs, save_to, repeated)
+            helping = helpers.summary()
         audit_parse(recorder.records, parsed.sdfg, request.program.resolver, keyed.inputs,
                     function_name(request.function), request.label)
-        log.info("[rank %d] %s: parsed in %.1f s (%s)", rank, request.label, parsed.seconds, parsed.reuse)
+        reuse = "; ".join(part for part in (parsed.reuse, helping) if part)
+        log.info("[rank %d] %s: parsed in %.1f s (%s)", rank, request.label, parsed.seconds, reuse)
         optimized = optimize(parsed, request.options, save_to)
         log.info("[rank %d] %s: optimized in %.1f s", rank, request.label, optimized.seconds)
         compiled = compile_program(optimized, staging)

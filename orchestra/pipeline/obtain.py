@@ -31,7 +31,9 @@ from orchestra.config import MODE_VARIABLE
 from orchestra.distributed import BuildCoordinator
 from orchestra.errors import MissingBuildError
 from orchestra.pipeline.build import build_and_publish
+from orchestra.key_agreement import KeyTable
 from orchestra.pipeline.lower_ahead import START_AFTER_S, lowering_work
+from orchestra.pipeline.lowering_processes import default_process_count, node_share, usable_cores
 from orchestra.pipeline.request import KeyedRequest
 from orchestra.pipeline.stages import LoadedProgram, load
 from orchestra.staging import load_through_node, staging_area_from_environment
@@ -59,9 +61,18 @@ def missing_message(store: BuildStore, keyed: KeyedRequest, reason: str) -> str:
 
 
 def cached_build(
-    keyed: KeyedRequest, store: BuildStore, may_build: bool, lock_timeout_s: Optional[float], rank: int = 0
+    keyed: KeyedRequest,
+    store: BuildStore,
+    may_build: bool,
+    lock_timeout_s: Optional[float],
+    rank: int = 0,
+    processes: int = 0,
 ) -> Optional[float]:
-    """Make sure ``store`` holds a valid entry of ``keyed``; the build's seconds if this call built it."""
+    """Make sure ``store`` holds a valid entry of ``keyed``; the build's seconds if this call built it.
+
+    A build may start ``processes`` processes to lower stencils beside its parse
+    (:mod:`orchestra.pipeline.lowering_processes`).
+    """
     found = store.lookup(keyed.key, keyed.label)
     if found.entry is not None:
         return None
@@ -70,7 +81,7 @@ def cached_build(
     with store.lock(keyed.key, lock_timeout_s):
         if store.lookup(keyed.key, keyed.label).entry is not None:
             return None  # published by another job while this one waited for the lock
-        return build_and_publish(keyed, store, rank).seconds
+        return build_and_publish(keyed, store, rank, processes).seconds
 
 
 def ensure_built(
@@ -79,12 +90,15 @@ def ensure_built(
     coordinator: BuildCoordinator,
     may_build: bool,
     lowering_helpers: Optional[int] = None,
+    build_processes: Optional[int] = None,
 ) -> Optional[float]:
     """Collectively: every rank's key has a valid entry once this returns on any rank.
 
     Returns the seconds of the build this rank made, None if it made none.
     While a build runs, up to ``lowering_helpers`` (None: all) of the ranks
-    waiting for it lower its stencils ahead (:mod:`orchestra.pipeline.lower_ahead`).
+    waiting for it lower its stencils ahead (:mod:`orchestra.pipeline.lower_ahead`),
+    and a building rank starts ``build_processes`` processes to do the same
+    (None: as many as the node has idle cores for it, :func:`_process_count`).
     """
     request = keyed.request
     records = coordinator.check_agreement(keyed.key, keyed.inputs, request.code_path, request.tile)
@@ -92,12 +106,27 @@ def ensure_built(
     coordinator.collectively(lambda: _record(store, keyed, asked), f"recording the builds {keyed.label} asks for")
     built: list[Optional[float]] = [None]
 
+    processes = _process_count(build_processes, coordinator, records) if may_build else 0
+
     def build() -> None:
-        built[0] = cached_build(keyed, store, may_build, coordinator.timeout_s, coordinator.rank)
+        built[0] = cached_build(keyed, store, may_build, coordinator.timeout_s, coordinator.rank, processes)
 
     helping = lowering_work(keyed.callees, records, coordinator.rank, lowering_helpers) if may_build else []
     coordinator.run(records, keyed.key, build, keyed.label, helping, START_AFTER_S)
     return built[0]
+
+
+def _process_count(configured: Optional[int], coordinator: BuildCoordinator, records: KeyTable) -> int:
+    """``configured``, or the cores this rank may use that its node's ranks leave idle, per building rank there.
+
+    Collective on the job's first call (the node's communicator is made then).
+    """
+    if configured is not None:
+        return configured
+    if coordinator.comm is None or coordinator.size == 1:
+        return default_process_count(usable_cores(), 1, 1)
+    ranks_on_node, builders_on_node = node_share(coordinator.comm, sorted(set(records.builders.values())))
+    return default_process_count(usable_cores(), ranks_on_node, builders_on_node)
 
 
 def _record(store: BuildStore, keyed: KeyedRequest, asked: list) -> None:

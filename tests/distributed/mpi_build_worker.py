@@ -18,8 +18,9 @@ rank and every job imports the same file.
 
 Options select the decomposition, the mode, the cache root, the per-rank
 domain, a compile-time flag, a decomposition-dependent scalar folded in through
-``self`` and a deliberately broken program on one code-path class. Run with
-``--help``.
+``self``, a deliberately broken program on one code-path class, and
+(``--outer``, ``--split-depth``) EdgeModel called from an orchestrated
+component as one program or as a split build. Run with ``--help``.
 """
 
 from __future__ import annotations
@@ -106,6 +107,17 @@ class EdgeModel:
         if self.broken:
             self.missing_component(out)
         {extra}
+
+
+class Outer:
+    """EdgeModel called from an orchestrated component of its own (``--outer``)."""
+
+    def __init__(self, config, inner):
+        self.inner = inner
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, q, out):
+        self.inner(q, out)
 '''
 
 VARIANTS = {"a": "self.halve(out)", "b": "self.halve(out)\n        self.halve(out)"}
@@ -151,6 +163,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--broken-class", default=None, help="code-path class whose program fails to build")
     parser.add_argument("--build-timeout", type=float, default=None, help="DaceConfig.build_timeout_s")
     parser.add_argument("--calls", type=int, default=2, choices=range(1, 10), metavar="1..9")
+    parser.add_argument("--outer", action="store_true", help="call EdgeModel from an orchestrated Outer")
+    parser.add_argument("--split-depth", type=int, default=0, help="DaceConfig.split_depth")
     return parser.parse_args(argv)
 
 
@@ -235,12 +249,15 @@ def run(args: argparse.Namespace, communicator: Any) -> None:
         backend="dace:cpu",
         orchestration=args.mode,
         cache_root=Path(args.cache_root),
+        split_depth=args.split_depth,
         **({"build_timeout_s": args.build_timeout} if args.build_timeout else {}),
     )
-    model = module.EdgeModel(
+    inner = module.EdgeModel(
         config, args.nx, args.nz, scale, args.flag, args.broken_class, args.edges == "tile"
     )
-    program = model.__orchestra_programs__["__call__"]
+    model = module.Outer(config, inner) if args.outer else inner
+    # the program that builds: EdgeModel's own when a split build runs Outer's body in Python
+    program = (inner if args.outer and args.split_depth else model).__orchestra_programs__["__call__"]
     shape = (args.nx + 2, args.nx + 2, args.nz)
     q, out = initial_state(shape, config.backend, rank)
     class_name = code_path_class(partitioner, rank).name

@@ -225,6 +225,7 @@ def test_cubed_sphere_1x1_compiles_on_rank_0_only_while_waiting_ranks_lower_its_
     # gt4py's cache of this job alone, cold: the stencils' lowering is the builder's largest part
     monkeypatch.setenv("GT_CACHE_ROOT", str(tmp_path / "gt_cache"))
     monkeypatch.setenv("ORCHESTRA_LOG_LEVEL", "DEBUG")
+    monkeypatch.setenv("ORCHESTRA_BUILD_PROCESSES", "0")  # the ranks alone lower (on a node with idle cores too)
     root = tmp_path / "cache"
     process, found = worker(6, root, "--cube", "--layout", "1x1", "--mode", "BuildAndRun", timeout=180)
     assert_all_ran_and_match(found, 6, process.stdout)
@@ -252,3 +253,24 @@ def test_cubed_sphere_1x1_compiles_on_rank_0_only_while_waiting_ranks_lower_its_
         return re.sub(r"_\d{9,}", "_<id>", path.read_text())
 
     assert normalized(helped[0]) == normalized(unhelped[0])
+
+
+# --------------------------------------------------------------- split builds under mpirun
+def test_a_split_build_builds_the_inner_component_once_per_key_and_runs_the_outer_body_in_python(tmp_path):
+    """``Outer`` (orchestrated) calls ``EdgeModel``; at split depth 1 Outer's body is Python on every rank."""
+    root = tmp_path / "cache"
+    process, found = worker(6, root, "--cube", "--layout", "1x1", "--outer", "--split-depth", "1", timeout=240)
+    assert_all_ran_and_match(found, 6, process.stdout)
+    assert [r["built"] for r in found] == ["1", "0", "0", "0", "0", "0"]  # one key: rank 0 builds it
+    assert sorted(path.parent.parent.name for path in root.glob("*/*/COMPLETE")) == ["EdgeModel.__call__"]
+    assert process.stdout.count(": split build (") == 1, process.stdout[-3000:]  # said once, by rank 0
+
+    # Run mode loads that build on every rank and compiles nothing; the same model as one program is another key
+    process, found = worker(6, root, "--cube", "--layout", "1x1", "--outer", "--split-depth", "1", "--mode", "Run")
+    assert_all_ran_and_match(found, 6, process.stdout)
+    assert builds_in(root) == 1
+    process, found = worker(6, root, "--cube", "--layout", "1x1", "--outer", "--mode", "BuildAndRun", timeout=240)
+    assert_all_ran_and_match(found, 6, process.stdout)
+    assert sorted(path.parent.parent.name for path in root.glob("*/*/COMPLETE")) == [
+        "EdgeModel.__call__", "Outer.__call__",
+    ]

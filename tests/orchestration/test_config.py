@@ -88,3 +88,20 @@ def test_a_negative_split_depth_and_a_split_build_in_build_mode_are_refused(tmp_
         DaceConfig(backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path, split_depth=-1)
     with pytest.raises(ConfigurationError, match="needs FV3_DACEMODE=BuildAndRun or Run"):
         DaceConfig(backend="dace:cpu", orchestration="Build", cache_root=tmp_path, split_depth=1)
+
+
+@pytest.mark.parametrize("value", ["many", "1.5"])
+def test_a_number_of_build_processes_that_is_not_a_number_is_refused(monkeypatch, value):
+    monkeypatch.setenv("ORCHESTRA_BUILD_PROCESSES", value)
+    with pytest.raises(ConfigurationError, match=f"ORCHESTRA_BUILD_PROCESSES='{value}' is not a number of processes"):
+        DaceConfig(backend="dace:cpu", orchestration="BuildAndRun")
+    monkeypatch.setenv("ORCHESTRA_BUILD_PROCESSES", " 3 ")
+    assert DaceConfig(backend="dace:cpu", orchestration="BuildAndRun").build_processes == 3
+
+
+@pytest.mark.parametrize("value", [-1, True, 2.0, "2"])
+def test_build_processes_must_be_none_or_a_count(tmp_path, monkeypatch, value):
+    with pytest.raises(ConfigurationError, match=r"DaceConfig.build_processes \(or ORCHESTRA_BUILD_PROCESSES\) must be"):
+        DaceConfig(backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path, build_processes=value)
+    monkeypatch.delenv("ORCHESTRA_BUILD_PROCESSES", raising=False)
+    assert DaceConfig(backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path).build_processes is None
