@@ -124,14 +124,16 @@ def parse(
     ``repeated`` gives the functions that may be, with their number of call
     sites (None: any may be, count unknown).
     """
+    from orchestra.frontend.symbol_inference import fast_symbol_inference
     from orchestra.pipeline.parse_reuse import ParseReuse
     from orchestra.stencil_cache import lowering_tally, tally_summary
 
     start = time.perf_counter()
     quiet = _quiet_expected_warnings()
     try:
-        # a component called from several places is parsed once; stencils found lowered are counted
-        with ParseReuse(repeated) as reuse, lowering_tally() as stencils:
+        # a component called from several places is parsed once; stencils found lowered are counted;
+        # sizes and strides given as plain numbers are not solved by sympy
+        with ParseReuse(repeated) as reuse, lowering_tally() as stencils, fast_symbol_inference():
             sdfg = program.to_sdfg(*args, simplify=False, save=False, validate=False, **kwargs)
     except Exception as error:
         from orchestra.pipeline.diagnostics import explain_unreadable, function_of
