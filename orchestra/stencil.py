@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 from orchestra.stencil_arguments import ALL_FIELDS, Origin, field_origin
 from orchestra.stencil_cache import (
     argument_data,
+    frozen_sdfg,
     frozen_sdfg_path,
     note_lowering,
     saved_argument_data,
@@ -176,7 +177,6 @@ class FrozenStencil:
             )
 
     def __sdfg__(self, *args: Any, **kwargs: Any):
-        from gt4py.cartesian.backend.dace_backend import SDFGManager
         from gt4py.cartesian.backend.dace_stencil_object import DaCeStencilObject, add_optional_fields
 
         from orchestra.stencil_arguments import check_stencil_arguments
@@ -205,7 +205,7 @@ class FrozenStencil:
             # gt4py's frozen SDFG: from its cache when there (lowered earlier, or ahead by a waiting rank);
             # gt4py's own object (shared by later calls): add_optional_fields below works on a copy
             note_lowering(found=frozen_sdfg_path(builder, normalized["origin"], normalized["domain"]).exists())
-            frozen = SDFGManager(builder)._frozen_sdfg(origin=normalized["origin"], domain=normalized["domain"])
+            frozen = frozen_sdfg(builder, normalized["origin"], normalized["domain"])
         sdfg = add_optional_fields(
             frozen, field_info=args_data.field_info, parameter_info=args_data.parameter_info, **normalized
         )
@@ -226,15 +226,13 @@ class FrozenStencil:
         """
         if not self.backend.startswith("dace"):
             return False
-        from gt4py.cartesian.backend.dace_backend import SDFGManager
-
         builder = self.stencil_object.builder
         with stencil_lock(builder):
             args_data = argument_data(builder, self.__sdfg_signature__()[0])
             origin = _normalized_origin(self.origin, args_data.field_info)
             if frozen_sdfg_path(builder, origin, self.domain).exists():
                 return False
-            SDFGManager(builder)._frozen_sdfg(origin=origin, domain=self.domain)  # lowered and saved; no copy
+            frozen_sdfg(builder, origin, self.domain)  # lowered and saved; no copy
         return True
 
     def is_lowered(self) -> bool:

@@ -19,6 +19,9 @@ building rank use them without computing the IR again:
 * :func:`saved_argument_data`: the same, only if saved (for a cheap "is it lowered?");
 * :func:`frozen_sdfg_path`: where gt4py keeps the frozen SDFG of one origin
   and domain, so a rank can tell, without the IR, that it is there;
+* :func:`frozen_sdfg`: that SDFG, from gt4py's cache or lowered; a cached
+  SDFG file that does not load (truncated, damaged) is a miss: it is removed
+  and the stencil lowered again, with one warning;
 * :func:`lowering_tally`: how many stencils a parse found lowered and how
   many it lowered itself (the builder's log line).
 
@@ -67,6 +70,44 @@ def frozen_sdfg_path(builder: Any, origin: dict[str, tuple[int, ...]], domain: t
     from gt4py.cartesian.utils import shash
 
     return Path(f"{_stem(builder)}_{shash(origin, domain)}.sdfgz")
+
+
+def frozen_sdfg(builder: Any, origin: dict[str, tuple[int, ...]], domain: tuple[int, ...]) -> Any:
+    """gt4py's frozen SDFG of the stencil (its own object: do not change it); call it holding :func:`stencil_lock`.
+
+    gt4py reads its cached SDFG files without checking them; if that fails
+    and one of the stencil's files (its SDFG, or the frozen one of this
+    origin and domain) does not load, the file is removed, forgotten by
+    gt4py, and the stencil lowered again.
+    """
+    from gt4py.cartesian.backend.dace_backend import SDFGManager
+
+    try:
+        return SDFGManager(builder)._frozen_sdfg(origin=origin, domain=domain)
+    except Exception as error:
+        damaged = [path for path in (_stem(builder).with_suffix(".sdfgz"), frozen_sdfg_path(builder, origin, domain))
+                   if path.exists() and not _loads(path)]
+        if not damaged:
+            raise
+        log.warning(
+            "gt4py's cached SDFG %s does not load (%s: %s); removed, the stencil is lowered again",
+            ", ".join(str(path) for path in damaged), type(error).__name__, str(error)[:200],
+        )
+        for path in damaged:
+            path.unlink()
+            SDFGManager._loaded_sdfgs.pop(path, None)
+            SDFGManager._loaded_sdfgs.pop(str(path), None)
+        return SDFGManager(builder)._frozen_sdfg(origin=origin, domain=domain)
+
+
+def _loads(path: Path) -> bool:
+    import dace
+
+    try:
+        dace.SDFG.from_file(str(path))
+    except Exception:
+        return False
+    return True
 
 
 _tally: contextvars.ContextVar[Optional[collections.Counter]] = contextvars.ContextVar("lowering_tally", default=None)

@@ -10,6 +10,7 @@ stale (other parameters) or of another format, it is recomputed.
 from __future__ import annotations
 
 import json
+import logging
 import re
 
 import dace
@@ -133,3 +134,51 @@ def test_a_stencil_lowered_ahead_is_parsed_from_the_cache_as_a_cold_parse_return
 def test_a_stencil_of_another_backend_does_not_lower_ahead(gt_cache):
     numpy_stencil = FrozenStencil(smooth, backend="numpy", origin=(1, 1, 0), domain=(5, 4, 3))
     assert numpy_stencil.lower_ahead() is False
+
+
+def _cached_sdfgs(gt_cache) -> tuple[list, list]:
+    """gt4py's frozen SDFG files (module stem, then a hash of origin and domain) and the stencil's own."""
+    files = sorted(gt_cache.rglob("*.sdfgz"))
+    frozen = [path for path in files if re.search(r"_[0-9a-f]{64}\.sdfgz$", path.name)]
+    return frozen, [path for path in files if path not in frozen]
+
+
+def _damage(paths, monkeypatch) -> None:
+    for path in paths:
+        path.write_bytes(path.read_bytes()[:100])  # as a writer killed halfway leaves it
+    monkeypatch.setattr(dace_backend.SDFGManager, "_loaded_sdfgs", {})  # a new process: only the files
+
+
+def _damage_warnings(caplog) -> list[str]:
+    return [record.getMessage() for record in caplog.records if "does not load" in record.getMessage()]
+
+
+@pytest.mark.parametrize("which", ["frozen", "both"])
+def test_a_damaged_sdfg_in_gt4pys_cache_is_a_miss_lowered_again(gt_cache, which, monkeypatch, caplog):
+    cold = as_text(stencil().__sdfg__(*descriptors()))
+    frozen, unfrozen = _cached_sdfgs(gt_cache)
+    assert len(frozen) == 1 and len(unfrozen) == 1
+    damaged = frozen if which == "frozen" else frozen + unfrozen
+    _damage(damaged, monkeypatch)
+    with caplog.at_level(logging.WARNING, logger="orchestra"):
+        again = as_text(stencil().__sdfg__(*descriptors()))
+    assert again == cold
+    warnings = _damage_warnings(caplog)
+    assert len(warnings) == 1 and all(str(path) in warnings[0] for path in damaged), warnings
+    for path in frozen + unfrozen:
+        dace.SDFG.from_file(str(path))  # written again, whole
+
+
+def test_a_damaged_stencil_sdfg_is_found_when_another_domain_needs_it(gt_cache, monkeypatch, caplog):
+    stencil().__sdfg__(*descriptors())
+    frozen, unfrozen = _cached_sdfgs(gt_cache)
+    _damage(unfrozen, monkeypatch)
+    with caplog.at_level(logging.WARNING, logger="orchestra"):
+        stencil().__sdfg__(*descriptors())  # this origin and domain: the frozen SDFG alone, still whole
+        assert _damage_warnings(caplog) == []
+        other = FrozenStencil(smooth, backend="dace:cpu", origin={"_all_": (1, 1, 0), "far": (0, 0, 0)},
+                              domain=(4, 4, 3))
+        other.__sdfg__(*descriptors())  # another domain is frozen from the stencil's SDFG: damaged, made again
+    warnings = _damage_warnings(caplog)
+    assert len(warnings) == 1 and str(unfrozen[0]) in warnings[0], warnings
+    dace.SDFG.from_file(str(unfrozen[0]))
