@@ -31,6 +31,7 @@ LOG_LEVEL_VARIABLE = "ORCHESTRA_LOG_LEVEL"
 LOWERING_HELPERS_VARIABLE = "ORCHESTRA_LOWERING_HELPERS"
 SPLIT_DEPTH_VARIABLE = "ORCHESTRA_SPLIT_DEPTH"
 BUILD_PROCESSES_VARIABLE = "ORCHESTRA_BUILD_PROCESSES"
+SPLIT_AT_VARIABLE = "ORCHESTRA_SPLIT_AT"
 
 #: What ``ORCHESTRA_LOG_LEVEL`` accepts (any case).
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -134,6 +135,11 @@ def _env_split_depth() -> int:
         ) from None
 
 
+def _env_split_at() -> tuple[str, ...]:
+    value = os.environ.get(SPLIT_AT_VARIABLE, "")
+    return tuple(name.strip() for name in value.split(",") if name.strip())
+
+
 def _check_count(value: Any, field: str, variable: str, unit: str, default: str) -> None:
     """Refuse a ``DaceConfig`` count that is not None or an int of 0 or more."""
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
@@ -220,6 +226,12 @@ class DaceConfig:
             holding it (see docs/orchestration.md, "Split builds"). Default
             from ``ORCHESTRA_SPLIT_DEPTH``, else 0: one program for the whole
             call. The programs differ (other cache entries); results do not.
+        split_at: for development, like ``split_depth`` but by name: each
+            orchestrated object whose class is named here is built as a
+            program of its own, and each orchestrated call whose object holds
+            one (at any depth of its attributes) runs its Python body. Default
+            from ``ORCHESTRA_SPLIT_AT`` (comma-separated class names), else
+            none. Combines with ``split_depth``.
         profile: ``"kernels"`` builds programs with a timer on every kernel
             (another cache entry) for :func:`orchestra.kernel_profile.kernel_report`;
             default from ``ORCHESTRA_PROFILE``; ``""`` is off.
@@ -251,6 +263,7 @@ class DaceConfig:
     lowering_helpers: Optional[int] = dataclasses.field(default_factory=_env_lowering_helpers)
     split_depth: int = dataclasses.field(default_factory=_env_split_depth)
     build_processes: Optional[int] = dataclasses.field(default_factory=_env_build_processes)
+    split_at: tuple[str, ...] = dataclasses.field(default_factory=_env_split_at)
 
     def __post_init__(self) -> None:
         if isinstance(self.orchestration, str):
@@ -294,9 +307,19 @@ class DaceConfig:
                 f"DaceConfig.split_depth (or {SPLIT_DEPTH_VARIABLE}) must be 0 (one program) or a positive "
                 f"depth; got {self.split_depth!r}"
             )
-        if self.split_depth and self.orchestration is DaCeOrchestration.Build:
+        if isinstance(self.split_at, str):
+            self.split_at = (self.split_at,)
+        self.split_at = tuple(self.split_at)
+        if not all(isinstance(name, str) and name.isidentifier() for name in self.split_at):
             raise ConfigurationError(
-                f"split_depth={self.split_depth} (or {SPLIT_DEPTH_VARIABLE}) needs {MODE_VARIABLE}=BuildAndRun "
+                f"DaceConfig.split_at (or {SPLIT_AT_VARIABLE}) must name classes of orchestrated components, "
+                f"e.g. ('Hyperdiffusion',) or {SPLIT_AT_VARIABLE}=Hyperdiffusion,FluxComputation; got {self.split_at!r}"
+            )
+        if (self.split_depth or self.split_at) and self.orchestration is DaCeOrchestration.Build:
+            setting = (f"split_depth={self.split_depth} (or {SPLIT_DEPTH_VARIABLE})" if self.split_depth
+                       else f"split_at={','.join(self.split_at)} (or {SPLIT_AT_VARIABLE})")
+            raise ConfigurationError(
+                f"{setting} needs {MODE_VARIABLE}=BuildAndRun "
                 "or Run: a split build builds each component on its first call, after running the calls before "
                 "it, which Build mode does not run"
             )

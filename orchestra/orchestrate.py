@@ -37,6 +37,7 @@ from orchestra.folded_values import FoldedValues
 from orchestra.pipeline.request import BuildRequest
 from orchestra.pipeline.stages import OptimizeOptions
 from orchestra.replay.record import RecordPlan
+from orchestra.split_builds import named_component_below
 from orchestra.timings import ProgramClock
 from orchestra.toolchain import GpuTarget, dace_settings, prepare_gt4py
 
@@ -137,6 +138,8 @@ class OrchestratedProgram:
         self._last_values: Optional[FoldedValues] = None  # those of the program the last call ran
         self._build_only = False
         self._returned = _ReturnedObjects.of(function, method_object)
+        #: split_at: where the object holds a named component ("" until looked up on the first call)
+        self._held_split_path: Optional[str] = ""
         self.build_seconds: Optional[float] = None
         self.load_seconds: Optional[float] = None
         self.built_here = False
@@ -237,7 +240,7 @@ class OrchestratedProgram:
     # ------------------------------------------------------------------- call
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         depth = _SPLIT_DEPTH.get()
-        if depth < self.config.split_depth:
+        if depth < self.config.split_depth or self._split_path() is not None:
             return self._run_python_body(depth, args, kwargs)
         clock = self.clock
         if clock is not None:
@@ -292,9 +295,14 @@ class OrchestratedProgram:
             _SPLIT_LOGGED.add(self.label)
             _ensure_log_handler(self.config.rank)
             if self.config.rank == 0:
-                log.info("%s: split build (split_depth %d): runs its Python body at depth %d; the orchestrated "
-                         "components it calls at depth %d are each built on their own", self.label,
-                         self.config.split_depth, depth, depth + 1)
+                if depth < self.config.split_depth:
+                    log.info("%s: split build (split_depth %d): runs its Python body at depth %d; the orchestrated "
+                             "components it calls at depth %d are each built on their own", self.label,
+                             self.config.split_depth, depth, depth + 1)
+                else:
+                    log.info("%s: split build (split_at %s): runs its Python body, as it holds %s; the "
+                             "orchestrated components it calls are each built on their own", self.label,
+                             ",".join(self.config.split_at), self._split_path())
         token = _SPLIT_DEPTH.set(depth + 1)
         try:
             if self.method_object is not None:
@@ -302,6 +310,14 @@ class OrchestratedProgram:
             return self.function(*args, **kwargs)
         finally:
             _SPLIT_DEPTH.reset(token)
+
+    def _split_path(self) -> Optional[str]:
+        """Where this call's object holds a component named in ``split_at`` (None: nowhere, or no names)."""
+        if not self.config.split_at:
+            return None
+        if self._held_split_path == "":  # looked up once: the component tree is set up before the first call
+            self._held_split_path = named_component_below(self.method_object, self.config.split_at)
+        return self._held_split_path
 
     def _select(self, candidates: Sequence[tuple[FoldedValues, FastCaller, tuple, dict]]) -> Optional[FastCaller]:
         """The program whose folded values (``self.n``, module constants...) all still hold, if any."""

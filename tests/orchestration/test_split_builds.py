@@ -6,7 +6,8 @@ Python body and each component is a program of its own: results equal
 ``Python`` mode bit for bit, the cache holds the components' programs and no
 program of the model, and changing one component's folded weight (an edit of
 that component) rebuilds that component alone. ``split_depth=2`` runs the
-components' bodies too, stencil by stencil.
+components' bodies too, stencil by stencil. ``split_at=("Target",)`` splits by
+class name: only the calls on the way to a ``Target`` run as Python.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import logging
 from pathlib import Path
 
 import numpy as np
+import pytest
 from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
 
 from orchestra import DaceConfig, FrozenStencil, orchestrate
@@ -100,3 +102,88 @@ def test_a_deeper_split_runs_the_components_python_bodies_too(tmp_path, caplog):
     for got, want in zip(deeper, expected):
         np.testing.assert_array_equal(got, want)
     assert _built(caplog) == []  # nothing orchestrated below depth 2: stencil by stencil
+
+
+# --------------------------------------------------------------- split_at: by class name
+class Target(Smooth):
+    """A Smooth under another name: the component being edited."""
+
+
+class Left:
+    def __init__(self, config: DaceConfig, weight: float) -> None:
+        self.parts = [Target(config, weight)]  # held in a list: found all the same
+        self.axpy = FrozenStencil(axpy, backend=config.backend, origin=(0, 0, 0), domain=SHAPE)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self.parts[0](x, y)
+        self.axpy(x, y, 0.5)
+
+
+class Right:
+    def __init__(self, config: DaceConfig) -> None:
+        self.smooth = Smooth(config, 0.125)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self.smooth(y, x)
+        self.smooth(x, y)
+
+
+class Tree:
+    def __init__(self, config: DaceConfig, weight: float) -> None:
+        self.left, self.right = Left(config, weight), Right(config)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self.left(x, y)
+        self.right(x, y)
+
+
+def _run_tree(cache: Path, mode: str = "BuildAndRun", weight: float = 0.25) -> list[np.ndarray]:
+    config = DaceConfig(backend="dace:cpu", orchestration=mode, cache_root=cache, split_at=("Target",))
+    tree = Tree(config, weight)
+    rng = np.random.default_rng(5)
+    arrays = [rng.random(SHAPE) for _ in range(2)]
+    for _ in range(2):
+        tree(*arrays)
+    return arrays
+
+
+def test_split_at_builds_the_named_component_alone_and_its_siblings_whole(tmp_path, caplog, monkeypatch):
+    monkeypatch.setattr(orchestrate_module, "_SPLIT_LOGGED", set())
+    expected = _run_tree(tmp_path / "python", mode="Python")
+    with caplog.at_level(logging.INFO, logger="orchestra"):
+        split = _run_tree(tmp_path / "cache")
+    for got, want in zip(split, expected):
+        np.testing.assert_array_equal(got, want)
+    # Tree and Left hold a Target: Python bodies; Target is a program; Right is one program with its Smooth
+    assert sorted(_built(caplog)) == ["Right.__call__", "Target.__call__"]
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("Tree.__call__: split build (split_at Target): runs its Python body, as it holds left.parts[0]"
+               in message for message in messages), messages
+    assert any("Left.__call__: split build (split_at Target): runs its Python body, as it holds parts[0]"
+               in message for message in messages)
+
+    caplog.clear()
+    expected = _run_tree(tmp_path / "python", mode="Python", weight=0.375)
+    with caplog.at_level(logging.INFO, logger="orchestra"):
+        edited = _run_tree(tmp_path / "cache", weight=0.375)  # an edit of the named component
+    for got, want in zip(edited, expected):
+        np.testing.assert_array_equal(got, want)
+    assert _built(caplog) == ["Target.__call__"]  # Right's program was found
+
+
+def test_split_at_names_classes_and_is_refused_in_build_mode(tmp_path, monkeypatch):
+    from orchestra.errors import ConfigurationError
+
+    monkeypatch.setenv("ORCHESTRA_SPLIT_AT", " Hyperdiffusion, FluxComputation ,")
+    assert DaceConfig(backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path).split_at == (
+        "Hyperdiffusion", "FluxComputation",
+    )
+    assert DaceConfig(backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path,
+                      split_at="Target").split_at == ("Target",)
+    with pytest.raises(ConfigurationError, match="must name classes of orchestrated components"):
+        DaceConfig(backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path, split_at=("Tree.__call__",))
+    with pytest.raises(ConfigurationError, match="needs FV3_DACEMODE=BuildAndRun or Run"):
+        DaceConfig(backend="dace:cpu", orchestration="Build", cache_root=tmp_path)
