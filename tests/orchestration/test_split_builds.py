@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import logging
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -57,9 +58,11 @@ class Model:
         self.axpy(x, y, 0.75)
 
 
-def _run(cache: Path, mode: str = "BuildAndRun", split_depth: int = 1, first_weight: float = 0.25) -> list[np.ndarray]:
-    config = DaceConfig(backend="dace:cpu", orchestration=mode, cache_root=cache, split_depth=split_depth)
-    model = Model(config, first_weight)
+def _run(cache: Path, mode: str = "BuildAndRun", split_depth: int = 1, first_weight: float = 0.25,
+         model_class: Optional[type] = None, **settings) -> list[np.ndarray]:
+    """Two calls of ``model_class`` (``Model``) made with ``first_weight``, on the same two random arrays."""
+    config = DaceConfig(backend="dace:cpu", orchestration=mode, cache_root=cache, split_depth=split_depth, **settings)
+    model = (model_class or Model)(config, first_weight)
     rng = np.random.default_rng(3)
     arrays = [rng.random(SHAPE) for _ in range(2)]
     for _ in range(2):
@@ -141,13 +144,7 @@ class Tree:
 
 
 def _run_tree(cache: Path, mode: str = "BuildAndRun", weight: float = 0.25) -> list[np.ndarray]:
-    config = DaceConfig(backend="dace:cpu", orchestration=mode, cache_root=cache, split_at=("Target",))
-    tree = Tree(config, weight)
-    rng = np.random.default_rng(5)
-    arrays = [rng.random(SHAPE) for _ in range(2)]
-    for _ in range(2):
-        tree(*arrays)
-    return arrays
+    return _run(cache, mode, split_depth=0, first_weight=weight, model_class=Tree, split_at=("Target",))
 
 
 def test_split_at_builds_the_named_component_alone_and_its_siblings_whole(tmp_path, caplog, monkeypatch):
