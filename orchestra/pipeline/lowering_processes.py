@@ -19,9 +19,10 @@ gt4py's cache, into that cache, while the builder parses as before:
   program, are what they would be without the processes;
 * a process gets each stencil as a pickle of what makes it
   (:meth:`orchestra.stencil.FrozenStencil.lowering_job`: definition,
-  externals, backend, origin, domain); a stencil whose definition lives in
-  ``__main__`` or does not pickle is left to the builder, as is one a
-  process fails to lower;
+  externals, backend, origin, domain, and the builder's gt4py id of it); a
+  stencil whose definition lives in ``__main__`` or does not pickle is left
+  to the builder, as is one a process fails to lower or makes with another
+  gt4py id than the builder's (a process would lower another stencil);
 * when the parse ends (or fails), the builder sends each process SIGTERM: one
   between stencils (or still starting) exits at once, one lowering a stencil
   finishes it first; the builder waits, so none is left writing into gt4py's
@@ -148,24 +149,28 @@ def lowering_processes(callees: tuple, count: int, gpu: Any = None) -> Iterator[
     started = LoweringProcesses([], 0)
     try:
         if count > 0:
-            started = _start(callees, count, gpu)
+            try:
+                _start(started, callees, count, gpu)
+            except Exception as error:  # a helper that cannot start must not stop the build
+                log.debug("stencil-lowering processes not started (%s: %s)", type(error).__name__, error)
         yield started
     finally:
         started.stop()
 
 
-def _start(callees: tuple, count: int, gpu: Any) -> LoweringProcesses:
+def _start(started: LoweringProcesses, callees: tuple, count: int, gpu: Any) -> None:
+    """Start the processes into ``started`` (those started stay there if a later one fails)."""
     groups = []
     for group in reversed(stencil_groups(callees)):
         jobs = [job for job in (_job(stencil) for stencil in group if not _lowered(stencil)) if job is not None]
         if jobs:
             groups.append(jobs)
     if len(groups) < 2:  # the builder reaches a lone stencil before a process has started
-        return LoweringProcesses([], 0)
+        return
     count = min(count, len(groups) - 1)  # the builder lowers at least one group itself
     settings = _settings(gpu)
     environment = _environment()
-    processes = []
+    started.to_lower = sum(len(group) for group in groups)
     for index in range(count):
         jobs = [job for group in groups[index::count] for job in group]
         files = tempfile.TemporaryDirectory(prefix="orchestra_lowering_")
@@ -181,8 +186,7 @@ def _start(callees: tuple, count: int, gpu: Any) -> LoweringProcesses:
             log.debug("could not start a stencil-lowering process (%s)", error)
             files.cleanup()
             continue
-        processes.append(_Process(popen, files, len(jobs)))
-    return LoweringProcesses(processes, sum(len(group) for group in groups))
+        started.processes.append(_Process(popen, files, len(jobs)))
 
 
 def _lowered(stencil: Any) -> bool:

@@ -30,8 +30,8 @@ from orchestra.cache.trust import check_trusted
 from orchestra.config import MODE_VARIABLE
 from orchestra.distributed import BuildCoordinator
 from orchestra.errors import MissingBuildError
-from orchestra.pipeline.build import build_and_publish
 from orchestra.key_agreement import KeyTable
+from orchestra.pipeline.build import build_and_publish
 from orchestra.pipeline.lower_ahead import START_AFTER_S, lowering_work
 from orchestra.pipeline.lowering_processes import default_process_count, node_share, usable_cores
 from orchestra.pipeline.request import KeyedRequest

@@ -211,3 +211,16 @@ def test_a_stencil_has_one_gt4py_id_whichever_of_gt4py_and_orchestra_is_imported
 )
 def test_the_default_is_the_idle_cores_shared_among_the_nodes_builders(cores, ranks, builders, expected):
     assert default_process_count(cores, ranks, builders) == expected
+
+
+def test_processes_that_cannot_start_leave_the_build_to_the_builder(tmp_path, monkeypatch, caplog):
+    _gt_cache(monkeypatch, tmp_path / "gt")
+    stencils = tuple(_stencil(weight) for weight in (0.5, 0.6, 0.7))
+
+    def unpicklable(gpu):
+        raise TypeError("cannot pickle this")
+
+    monkeypatch.setattr(processes_module, "_settings", unpicklable)
+    with caplog.at_level(logging.DEBUG, logger="orchestra"), lowering_processes(stencils, 2) as helpers:
+        assert helpers.processes == [] and helpers.summary() == ""
+    assert any("not started (TypeError: cannot pickle this)" in record.getMessage() for record in caplog.records)
