@@ -253,8 +253,7 @@ def _serve(input_path: str) -> int:
     lowered = 0
     with dace_settings(gpu=settings["gpu"]):
         for pickled in settings["jobs"]:
-            _busy = True
-            try:
+            try:  # making the stencil (importing its module) writes nothing: a stop may end it at once
                 job = pickle.loads(pickled)
                 stencil = FrozenStencil(
                     job["definition"], backend=job["backend"], origin=job["origin"], domain=job["domain"],
@@ -263,11 +262,13 @@ def _serve(input_path: str) -> int:
                 made = stencil.build_identity()["gt_id"]
                 if made != job["gt_id"]:  # another stencil here: lowering it would not help the builder
                     print(f"skipped {stencil!r}: gt4py's id here is {made}, the builder's {job['gt_id']}", flush=True)
-                else:
-                    lowered += bool(stencil.lower_ahead())
+                    continue
+                _busy = True  # writing into gt4py's cache: a stop waits for the stencil
+                lowered += bool(stencil.lower_ahead())
             except Exception as error:  # the builder lowers it and reports what is wrong
                 print(f"lowering failed: {type(error).__name__}: {error}", flush=True)
-            _busy = False
+            finally:
+                _busy = False
             if _stop_requested:
                 break
     print(f"lowered {lowered} of {len(settings['jobs'])} stencils", flush=True)
