@@ -95,3 +95,34 @@ def test_the_inference_is_installed_only_within_the_block():
         expression.add_array("a", (n + 1,), dace.float64)
         assert installed(expression, {"a": dace.data.Array(dace.float64, (8,))}) == {"N": sympy.Integer(7)}
     assert dace_parser.infer_symbols_from_datadescriptor is original
+
+
+def test_every_call_of_a_real_parse_gets_dace_s_answer(tmp_path, monkeypatch):
+    """A model of gt4py stencils and components parsed with both inferences compared on every call."""
+    from gt4py.cartesian import config as gt_config
+
+    import orchestra.frontend.symbol_inference as inference
+    from orchestra import DaceConfig
+    from tests.orchestration.test_lowering_processes import Model, _expected, _inputs
+
+    monkeypatch.setitem(gt_config.cache_settings, "root_path", str(tmp_path / "gt"))
+    dace_original = dace_parser.infer_symbols_from_datadescriptor
+    answered = trivial_solution
+    checked = []
+
+    def compared(sdfg, args):
+        fast = answered(sdfg, args)
+        if fast is not None:
+            _same(fast, dace_original(sdfg, args, None))
+            checked.append(sdfg.name)
+        return fast
+
+    monkeypatch.setattr(inference, "trivial_solution", compared)
+    model = Model(DaceConfig(backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path / "cache",
+                             build_processes=0))
+    arrays, expected = _inputs(), _inputs()
+    model(*arrays)
+    _expected(*expected)
+    for got, want in zip(arrays, expected):
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+    assert sum(name.startswith("frozen_") for name in checked) == 4, checked  # every stencil call, answered alike
