@@ -229,21 +229,22 @@ class FrozenStencil:
         builder = self.stencil_object.builder
         with stencil_lock(builder):
             args_data = argument_data(builder, self.__sdfg_signature__()[0])
-            origin = _normalized_origin(self.origin, args_data.field_info)
-            if frozen_sdfg_path(builder, origin, self.domain).exists():
+            if self._frozen_path(args_data).exists():
                 return False
-            frozen_sdfg(builder, origin, self.domain)  # lowered and saved; no copy
+            frozen_sdfg(builder, _normalized_origin(self.origin, args_data.field_info), self.domain)  # saved; no copy
         return True
 
     def is_lowered(self) -> bool:
         """Whether gt4py's cache holds this stencil's frozen SDFG and argument data (never computes the IR)."""
         if not self.backend.startswith("dace"):
             return True
-        builder = self.stencil_object.builder
-        args_data = saved_argument_data(builder, self.__sdfg_signature__()[0])
-        if args_data is None:
-            return False
-        return frozen_sdfg_path(builder, _normalized_origin(self.origin, args_data.field_info), self.domain).exists()
+        args_data = saved_argument_data(self.stencil_object.builder, self.__sdfg_signature__()[0])
+        return args_data is not None and self._frozen_path(args_data).exists()
+
+    def _frozen_path(self, args_data: Any) -> Path:
+        """gt4py's file of this stencil's frozen SDFG (``args_data``: its argument data, for the origins)."""
+        origin = _normalized_origin(self.origin, args_data.field_info)
+        return frozen_sdfg_path(self.stencil_object.builder, origin, self.domain)
 
     def lowering_job(self) -> dict[str, Any]:
         """What another process needs to make this stencil again and lower it (picklable if the definition is)."""

@@ -119,7 +119,8 @@ class LoweringProcesses:
         if not self.processes:
             return ""
         count = len(self.processes)
-        return f"{count} process{'es' if count > 1 else ''} lowering beside the builder ({self.to_lower} stencils to lower)"
+        processes = f"{count} process{'es' if count > 1 else ''}"
+        return f"{processes} lowering beside the builder ({self.to_lower} stencils to lower)"
 
     def stop(self) -> None:
         """Ask each process to stop (after its current stencil, at once if between stencils) and wait for it."""
