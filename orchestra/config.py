@@ -231,7 +231,11 @@ class DaceConfig:
             program of its own, and each orchestrated call whose object holds
             one (at any depth of its attributes) runs its Python body. Default
             from ``ORCHESTRA_SPLIT_AT`` (comma-separated class names), else
-            none. Combines with ``split_depth``.
+            none. Combines with ``split_depth``. The word ``"edited"`` names
+            the classes of the components an edit is in: when the whole
+            program's key has no build and differs from the closest earlier
+            build only inside some components, the program splits at their
+            classes; otherwise it is one program as usual.
         profile: ``"kernels"`` builds programs with a timer on every kernel
             (another cache entry) for :func:`orchestra.kernel_profile.kernel_report`;
             default from ``ORCHESTRA_PROFILE``; ``""`` is off.
@@ -313,7 +317,8 @@ class DaceConfig:
         if not all(isinstance(name, str) and name.isidentifier() for name in self.split_at):
             raise ConfigurationError(
                 f"DaceConfig.split_at (or {SPLIT_AT_VARIABLE}) must name classes of orchestrated components, "
-                f"e.g. ('Hyperdiffusion',) or {SPLIT_AT_VARIABLE}=Hyperdiffusion,FluxComputation; got {self.split_at!r}"
+                f"e.g. ('Hyperdiffusion',) or {SPLIT_AT_VARIABLE}=Hyperdiffusion,FluxComputation, or the word "
+                f"'edited' (the components an edit is in); got {self.split_at!r}"
             )
         if (self.split_depth or self.split_at) and self.orchestration is DaCeOrchestration.Build:
             setting = (f"split_depth={self.split_depth} (or {SPLIT_DEPTH_VARIABLE})" if self.split_depth

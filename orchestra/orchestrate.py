@@ -37,7 +37,7 @@ from orchestra.folded_values import FoldedValues
 from orchestra.pipeline.request import BuildRequest
 from orchestra.pipeline.stages import OptimizeOptions
 from orchestra.replay.record import RecordPlan
-from orchestra.split_builds import named_component_below
+from orchestra.split_builds import EDITED, agreed_edited_split, named_component_below
 from orchestra.timings import ProgramClock
 from orchestra.toolchain import GpuTarget, dace_settings, prepare_gt4py
 
@@ -47,6 +47,10 @@ _COMPILETIME_TYPES: set[type] = set()
 
 #: How many orchestrated calls around this one run their Python body (split builds, DaceConfig.split_depth).
 _SPLIT_DEPTH: contextvars.ContextVar[int] = contextvars.ContextVar("orchestra_split_depth", default=0)
+#: The classes an enclosing program's edited split (``split_at=("edited",)``) builds on their own; None: none.
+_EDITED_SPLIT: contextvars.ContextVar[Optional[tuple[str, ...]]] = contextvars.ContextVar(
+    "orchestra_edited_split", default=None
+)
 #: Programs whose split-build line was logged (one line per program name, not per object or call).
 _SPLIT_LOGGED: set[str] = set()
 
@@ -138,8 +142,10 @@ class OrchestratedProgram:
         self._last_values: Optional[FoldedValues] = None  # those of the program the last call ran
         self._build_only = False
         self._returned = _ReturnedObjects.of(function, method_object)
-        #: split_at: where the object holds a named component ("" until looked up on the first call)
-        self._held_split_path: Optional[str] = ""
+        #: split_at: the names last looked up, and where the object holds one of them (None: nowhere)
+        self._held_split: Optional[tuple[tuple[str, ...], Optional[str]]] = None
+        #: split_at edited: the classes this program's calls split at (None: not decided yet; empty: no split)
+        self._edited_split: Optional[tuple[str, ...]] = None
         self.build_seconds: Optional[float] = None
         self.load_seconds: Optional[float] = None
         self.built_here = False
@@ -242,6 +248,8 @@ class OrchestratedProgram:
         depth = _SPLIT_DEPTH.get()
         if depth < self.config.split_depth or self._split_path() is not None:
             return self._run_python_body(depth, args, kwargs)
+        if self._edited_split:
+            return self._run_edited_split(depth, args, kwargs)
         clock = self.clock
         if clock is not None:
             clock.start()
@@ -260,7 +268,7 @@ class OrchestratedProgram:
                 return None
             caller = self._obtain(args, kwargs)
             if caller is None:
-                return None
+                return self._run_edited_split(depth, args, kwargs) if self._edited_split else None
             if self.config.profile == "kernels":
                 kernel_profile.register(self.label, caller, Path(caller.origin["entry"]), self.dace_program())
             program = self.dace_program()
@@ -291,7 +299,7 @@ class OrchestratedProgram:
         The orchestrated components it calls see one more level of depth; at
         ``split_depth`` they are built and run as programs of their own.
         """
-        if self.label not in _SPLIT_LOGGED:  # once per program name, on one rank
+        if self.label not in _SPLIT_LOGGED and not self._edited_split:  # once per program name, on one rank
             _SPLIT_LOGGED.add(self.label)
             _ensure_log_handler(self.config.rank)
             if self.config.rank == 0:
@@ -302,7 +310,7 @@ class OrchestratedProgram:
                 else:
                     log.info("%s: split build (split_at %s): runs its Python body, as it holds %s; the "
                              "orchestrated components it calls are each built on their own", self.label,
-                             ",".join(self.config.split_at), self._split_path())
+                             ",".join(self._split_names()), self._split_path())
         token = _SPLIT_DEPTH.set(depth + 1)
         try:
             if self.method_object is not None:
@@ -311,13 +319,30 @@ class OrchestratedProgram:
         finally:
             _SPLIT_DEPTH.reset(token)
 
+    def _run_edited_split(self, depth: int, args: tuple, kwargs: dict) -> Any:
+        """``split_at=("edited",)`` after an edit: the Python body, the edited components' classes split at below."""
+        token = _EDITED_SPLIT.set(self._edited_split)
+        try:
+            return self._run_python_body(depth, args, kwargs)
+        finally:
+            _EDITED_SPLIT.reset(token)
+
+    def _split_names(self) -> tuple[str, ...]:
+        """The classes split at: those ``split_at`` names, and those an enclosing edited split chose."""
+        return tuple(name for name in self.config.split_at if name != EDITED) + (_EDITED_SPLIT.get() or ())
+
     def _split_path(self) -> Optional[str]:
-        """Where this call's object holds a component named in ``split_at`` (None: nowhere, or no names)."""
-        if not self.config.split_at:
+        """Where this call's object holds a component of a class split at (None: nowhere, or no names)."""
+        names = self._split_names()
+        if not names:
             return None
-        if self._held_split_path == "":  # looked up once: the component tree is set up before the first call
-            self._held_split_path = named_component_below(self.method_object, self.config.split_at)
-        return self._held_split_path
+        if self._held_split is None or self._held_split[0] != names:  # the component tree is set up by now
+            self._held_split = (names, named_component_below(self.method_object, names))
+        return self._held_split[1]
+
+    def _decides_edited_split(self) -> bool:
+        """``split_at=("edited",)`` and this is the outermost orchestrated call, not decided yet."""
+        return self._edited_split is None and EDITED in self.config.split_at and _EDITED_SPLIT.get() is None
 
     def _select(self, candidates: Sequence[tuple[FoldedValues, FastCaller, tuple, dict]]) -> Optional[FastCaller]:
         """The program whose folded values (``self.n``, module constants...) all still hold, if any."""
@@ -364,6 +389,16 @@ class OrchestratedProgram:
                 lambda: key_request(self._request(args, kwargs, gpu)), f"computing the build key of {self.label}"
             )
             store = BuildStore(config.cache_root)
+            if self._decides_edited_split():
+                self._edited_split, reason = agreed_edited_split(keyed, store, coordinator, self.method_object)
+                if config.rank == 0 and self._edited_split:
+                    log.info("%s: split build (split_at %s) at %s: no build of its key, and %s; the calls on the "
+                             "way to them run their Python body, each orchestrated component they call is a "
+                             "program of its own", self.label, EDITED, ",".join(self._edited_split), reason)
+                elif config.rank == 0:
+                    log.info("%s: split_at %s: one program, as %s", self.label, EDITED, reason)
+                if self._edited_split:
+                    return None
             mode = config.orchestration
             self.build_seconds = ensure_built(
                 keyed, store, coordinator, may_build=mode is not DaCeOrchestration.Run,

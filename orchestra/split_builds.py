@@ -17,11 +17,31 @@ rebuilds only the program holding it. Two settings choose those calls:
 walks the object's attributes (and lists, tuples and dict values of them)
 through orchestrated objects only, so it follows the model's component tree,
 not arbitrary data.
+
+``split_at = ("edited",)`` derives the names from the cache: when the whole
+program has no build, :func:`edited_classes` compares the key's inputs with
+those of the closest earlier build of the program and names the classes of
+the orchestrated components every difference lies inside (None when a
+difference lies outside all of them: the whole program is built as usual).
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional
+import hashlib
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from orchestra.cache.store import BuildStore
+    from orchestra.distributed import BuildCoordinator
+    from orchestra.pipeline.request import KeyedRequest
+
+#: The ``split_at`` word for "the components the edit is in" (docs/orchestration.md, "Rebuild only what you edited").
+EDITED = "edited"
+
+#: Parts of a key that describe the call tree node by node; a difference anywhere else concerns the whole program.
+_PER_NODE_INPUTS = frozenset({"call_tree", "source"})
 
 
 def _orchestrated(value: Any) -> bool:
@@ -58,3 +78,122 @@ def _items(attribute: Any) -> Iterator[tuple[str, Any]]:
         yield from ((f"[{key!r}]", item) for key, item in attribute.items())
     else:
         yield "", attribute
+
+
+def orchestrated_classes(obj: Any) -> dict[str, set[str]]:
+    """Below ``obj`` (not ``obj`` itself): each orchestrated function's name -> the classes of the objects running it.
+
+    Names as the key writes them (``module.Qualname``); a method inherited by
+    several orchestrated classes lists them all.
+    """
+    from orchestra.call_tree import function_name
+
+    classes: dict[str, set[str]] = {}
+    seen = {id(obj)}
+    frontier = [obj]
+    while frontier:
+        current = frontier.pop(0)
+        for attribute in getattr(current, "__dict__", {}).values():
+            for _index, item in _items(attribute):
+                if not _orchestrated(item) or id(item) in seen:
+                    continue
+                seen.add(id(item))
+                for program in item.__dict__["__orchestra_programs__"].values():
+                    classes.setdefault(function_name(program.function), set()).add(type(item).__name__)
+                frontier.append(item)
+    return classes
+
+
+def edited_classes(
+    current: Mapping[str, Any], earlier: Mapping[str, Any], classes: Mapping[str, set[str]]
+) -> Optional[frozenset[str]]:
+    """The classes of the orchestrated components that hold every difference between two builds' key inputs.
+
+    ``current`` and ``earlier`` are the inputs of two keys of one program
+    (canonical form, as a manifest stores them); ``classes`` is
+    :func:`orchestrated_classes` of the program's object. A changed node of
+    the call tree belongs to its deepest orchestrated component (itself, if
+    it is one); a changed source belongs to the components of the nodes that
+    run it. None if any difference belongs to no component below the
+    program: its own body, arguments, closure arrays, toolchain, a function
+    reached only through globals; the whole program must be rebuilt then.
+    """
+    from orchestra.cache.fingerprint import canonical
+
+    current, earlier = canonical(dict(current)), canonical(dict(earlier))
+    if any(current.get(part) != earlier.get(part) for part in (set(current) | set(earlier)) - _PER_NODE_INPUTS):
+        return None
+    trees = [current.get("call_tree", {}), earlier.get("call_tree", {})]
+    changed_nodes = [path for path in set(trees[0]) | set(trees[1]) if trees[0].get(path) != trees[1].get(path)]
+    sources = [current.get("source", {}), earlier.get("source", {})]
+    for function in set(sources[0]) | set(sources[1]):
+        if sources[0].get(function) != sources[1].get(function):
+            running = [path for tree in trees for path, node in tree.items() if node.get("function") == function]
+            if not running:
+                return None  # reached through globals only, or the program's own function
+            changed_nodes.extend(running)
+    found: set[str] = set()
+    for path in changed_nodes:
+        owner = _owning_classes(path, trees, classes)
+        if owner is None:
+            return None
+        found |= owner
+    return frozenset(found)
+
+
+def _owning_classes(path: str, trees: list[Mapping[str, Any]], classes: Mapping[str, set[str]]) -> Optional[set[str]]:
+    """The classes of the deepest orchestrated component on ``path`` (the node itself included); None if none."""
+    segments = path.split("/")
+    for end in range(len(segments), 0, -1):
+        prefix = "/".join(segments[:end])
+        for tree in trees:
+            node = tree.get(prefix)
+            if node is not None and node.get("function") in classes:
+                return set(classes[node["function"]])
+    return None
+
+
+def agreed_edited_split(
+    keyed: "KeyedRequest", store: "BuildStore", coordinator: "BuildCoordinator", obj: Any
+) -> tuple[tuple[str, ...], str]:
+    """Collectively: the classes to split ``obj``'s program at for ``split_at=("edited",)``, and why.
+
+    Empty when every rank finds a build of its key, when a rank's key has no
+    earlier build to compare with, or when a rank's key differs from it
+    outside the components (the whole program is built then). Otherwise the
+    union over the ranks' edited classes: every rank must run the same
+    programs. Two reductions of a fixed size, whatever the number of ranks.
+    """
+    classes = orchestrated_classes(obj)
+    candidates = sorted({name for names in classes.values() for name in names})
+
+    def local() -> tuple[Optional[frozenset[str]], str]:
+        if store.lookup(keyed.key, keyed.label).entry is not None:
+            return frozenset(), "its build was found"
+        closest = store.closest(keyed.label, keyed.inputs, other_than=keyed.key)
+        if not closest:
+            return None, "there is no earlier build of it to compare with"
+        entry = closest[0][0]
+        names = edited_classes(keyed.inputs, entry.manifest.inputs, classes)
+        if names is None:
+            return None, f"it differs from the closest earlier build ({entry.key[:12]}) outside its components"
+        return names, f"the closest earlier build ({entry.key[:12]}) differs only inside them"
+
+    names, reason = coordinator.collectively(local, f"comparing {keyed.label} with its earlier builds")
+    digest = int.from_bytes(hashlib.sha256("\n".join(candidates).encode()).digest()[:6], "big")
+    same = coordinator.wire.allreduce_min(np.array([digest, -digest], dtype=np.int64), "edited split: components")
+    if same[0] != -same[1]:
+        return (), "the ranks' models hold different components"
+    # per candidate: 0 if this rank's edit is in it; the last entry 0 if this rank needs the whole program
+    marks = np.ones(len(candidates) + 1, dtype=np.int64)
+    if names is None:
+        marks[-1] = 0
+    else:
+        marks[[candidates.index(name) for name in names if name in candidates]] = 0
+    marks = coordinator.wire.allreduce_min(marks, "edited split: classes")
+    if marks[-1] == 0:
+        return (), reason if names is None else "another rank's key differs outside the components"
+    agreed = tuple(name for name, mark in zip(candidates, marks[:-1]) if mark == 0)
+    if agreed and not names:
+        reason = "another rank's key differs from its earlier build only inside them"
+    return agreed, reason

@@ -184,3 +184,80 @@ def test_split_at_names_classes_and_is_refused_in_build_mode(tmp_path, monkeypat
         DaceConfig(backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path, split_at=("Tree.__call__",))
     with pytest.raises(ConfigurationError, match="needs FV3_DACEMODE=BuildAndRun or Run"):
         DaceConfig(backend="dace:cpu", orchestration="Build", cache_root=tmp_path)
+
+
+# --------------------------------------------------------------- split_at edited: the classes the edit is in
+def test_split_at_edited_rebuilds_the_edited_component_and_nothing_when_the_whole_build_exists(
+    tmp_path, caplog, monkeypatch
+):
+    """A whole build first; after an edit of the Target's weight only the components running its code split off."""
+
+    def run(weight: float) -> tuple[list[np.ndarray], list[str], list[str]]:
+        monkeypatch.setattr(orchestrate_module, "_SPLIT_LOGGED", set())
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="orchestra"):
+            got = _run(tmp_path / "cache", split_depth=0, first_weight=weight, model_class=Tree, split_at=("edited",))
+        expected = _run(tmp_path / "python", mode="Python", split_depth=0, first_weight=weight, model_class=Tree)
+        for array, want in zip(got, expected):
+            np.testing.assert_array_equal(array, want)
+        return got, sorted(_built(caplog)), [r.getMessage() for r in caplog.records]
+
+    _, built, messages = run(0.25)  # nothing to compare with: one program
+    assert built == ["Tree.__call__"]
+    assert any("Tree.__call__: split_at edited: one program, as there is no earlier build" in m for m in messages)
+
+    _, built, messages = run(0.375)  # the edit is in Target, which runs Smooth.__call__ as Right's Smooth does
+    assert built == ["Smooth.__call__", "Target.__call__"]
+    assert any("Tree.__call__: split build (split_at edited) at Smooth,Target: no build of its key, and the closest "
+               "earlier build" in m and "differs only inside them" in m for m in messages), messages
+    assert any("Left.__call__: split build (split_at Smooth,Target): runs its Python body, as it holds parts[0]"
+               in m for m in messages), messages
+
+    _, built, _ = run(0.5)  # another edit of the same component: Right's Smooth is found
+    assert built == ["Target.__call__"]
+
+    _, built, messages = run(0.25)  # the edits undone: the whole program is found again
+    assert built == []
+    assert any("Tree.__call__: split_at edited: one program, as its build was found" in m for m in messages)
+    assert any("Tree.__call__: loaded from cache" in m for m in messages)
+
+
+def _inputs(**changes) -> dict:
+    """Key inputs of a program whose call tree holds a component A (with a helper) and a component B."""
+    inputs = {
+        "arguments": {"x": "f8[6,5,3]"},
+        "source": {"m.Root.__call__": "r0", "m.A.__call__": "a0", "m.B.__call__": "b0", "m.helper": "h0",
+                   "m.only_through_globals": "g0"},
+        "call_tree": {
+            "A.__call__": {"function": "m.A.__call__", "scalars": {"self.w": 1.0}, "callees": {}},
+            "A.__call__/helper": {"function": "m.helper", "scalars": {}, "callees": {"S(f)": {"gt_id": "1"}}},
+            "B.__call__": {"function": "m.B.__call__", "scalars": {}, "callees": {"S(g)": {"gt_id": "2"}}},
+            "plain": {"function": "m.plain", "scalars": {"k": 1}, "callees": {}},
+        },
+    }
+    for path, value in changes.items():
+        *parents, last = path.split(":")
+        target = inputs
+        for part in parents:
+            target = target[part]
+        target[last] = value
+    return inputs
+
+
+@pytest.mark.parametrize("changes, expected", [
+    ({"call_tree:A.__call__:scalars": {"self.w": 2.0}}, {"A"}),  # the component's own node
+    ({"call_tree:A.__call__/helper:callees": {"S(f)": {"gt_id": "9"}}}, {"A"}),  # a stencil below a helper
+    ({"source:m.helper": "h1"}, {"A"}),  # a function the component's node tree runs
+    ({"source:m.B.__call__": "b1", "call_tree:A.__call__:scalars": {}}, {"A", "B"}),  # two components
+    ({"call_tree:A.__call__/new": {"function": "m.new", "scalars": {}, "callees": {}}}, {"A"}),  # a new call
+    ({"call_tree:plain:scalars": {"k": 2}}, None),  # a node in no component
+    ({"source:m.Root.__call__": "r1"}, None),  # the program's own body
+    ({"source:m.only_through_globals": "g1"}, None),  # reached through globals, not a node
+    ({"arguments": {"x": "f4[6,5,3]"}}, None),  # anything outside the call tree
+])
+def test_edited_classes_names_the_components_holding_every_difference(changes, expected):
+    from orchestra.split_builds import edited_classes
+
+    classes = {"m.A.__call__": {"A"}, "m.B.__call__": {"B"}}
+    found = edited_classes(_inputs(**changes), _inputs(), classes)
+    assert found == (None if expected is None else frozenset(expected))
