@@ -19,8 +19,8 @@ rank and every job imports the same file.
 Options select the decomposition, the mode, the cache root, the per-rank
 domain, a compile-time flag, a decomposition-dependent scalar folded in through
 ``self``, a deliberately broken program on one code-path class, and
-(``--outer``, ``--split-depth``) EdgeModel called from an orchestrated
-component as one program or as a split build. Run with ``--help``.
+(``--outer``, ``--split-depth``, ``--split-at``) EdgeModel called from an
+orchestrated component as one program or as a split build. Run with ``--help``.
 """
 
 from __future__ import annotations
@@ -165,6 +165,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--calls", type=int, default=2, choices=range(1, 10), metavar="1..9")
     parser.add_argument("--outer", action="store_true", help="call EdgeModel from an orchestrated Outer")
     parser.add_argument("--split-depth", type=int, default=0, help="DaceConfig.split_depth")
+    parser.add_argument("--split-at", default="", help="DaceConfig.split_at, comma-separated (e.g. edited)")
     return parser.parse_args(argv)
 
 
@@ -250,6 +251,7 @@ def run(args: argparse.Namespace, communicator: Any) -> None:
         orchestration=args.mode,
         cache_root=Path(args.cache_root),
         split_depth=args.split_depth,
+        split_at=tuple(name for name in args.split_at.split(",") if name),
         **({"build_timeout_s": args.build_timeout} if args.build_timeout else {}),
     )
     inner = module.EdgeModel(
@@ -257,7 +259,8 @@ def run(args: argparse.Namespace, communicator: Any) -> None:
     )
     model = module.Outer(config, inner) if args.outer else inner
     # the program that builds: EdgeModel's own when a split build runs Outer's body in Python
-    program = (inner if args.outer and args.split_depth else model).__orchestra_programs__["__call__"]
+    split = args.split_depth or "EdgeModel" in args.split_at.split(",")
+    program = (inner if args.outer and split else model).__orchestra_programs__["__call__"]
     shape = (args.nx + 2, args.nx + 2, args.nz)
     q, out = initial_state(shape, config.backend, rank)
     class_name = code_path_class(partitioner, rank).name

@@ -274,3 +274,25 @@ def test_a_split_build_builds_the_inner_component_once_per_key_and_runs_the_oute
     assert sorted(path.parent.parent.name for path in root.glob("*/*/COMPLETE")) == [
         "EdgeModel.__call__", "Outer.__call__",
     ]
+
+
+def test_split_at_edited_agrees_on_every_rank_and_splits_only_after_an_edit_inside_the_component(tmp_path):
+    """The whole Outer first; the compile-time flag of EdgeModel changed: Outer's body runs as Python, EdgeModel builds."""
+    root = tmp_path / "cache"
+    edited = ("--cube", "--layout", "1x1", "--outer", "--split-at", "edited")
+    process, found = worker(6, root, *edited, timeout=240)
+    assert_all_ran_and_match(found, 6, process.stdout)
+    assert sorted(path.parent.parent.name for path in root.glob("*/*/COMPLETE")) == ["Outer.__call__"]
+    assert process.stdout.count("split_at edited: one program, as there is no earlier build") == 1
+
+    process, found = worker(6, root, *edited, "--flag", timeout=240)  # EdgeModel's folded flag: an edit inside it
+    assert_all_ran_and_match(found, 6, process.stdout)
+    assert sorted(path.parent.parent.name for path in root.glob("*/*/COMPLETE")) == [
+        "EdgeModel.__call__", "Outer.__call__",
+    ]
+    assert process.stdout.count("Outer.__call__: split build (split_at edited) at EdgeModel") == 1, process.stdout[-3000:]
+
+    # Run mode finds no whole program of the edited model and runs the split: EdgeModel's program is loaded
+    process, found = worker(6, root, *edited, "--flag", "--mode", "Run")
+    assert_all_ran_and_match(found, 6, process.stdout)
+    assert builds_in(root) == 2
