@@ -1,7 +1,8 @@
 """How build time grows with the size of a model: cold builds and one-stencil edits at 16, 64, 256 stencils.
 
     source scripts/setup_env.sh
-    python scripts/build_scaling.py [--stencils 16 64 256] [--per-component 8] [--split-depth 0] [--json FILE]
+    python scripts/build_scaling.py [--stencils 16 64 256] [--per-component 8] [--split-depth 0]
+                                    [--split-at edited] [--json FILE]
 
 For each size N the script writes a model module: N distinct gt4py stencils
 (each a weighted sum of a field and a 4-point average of another, with its
@@ -15,7 +16,11 @@ stencil lowered, the whole program rebuilt), with both caches kept.
 
 With ``--split-depth 1`` (``DaceConfig.split_depth``) the model's call runs
 its Python body and each component is a program of its own: the edit then
-rebuilds one component. Stage times are summed over the builds a call made.
+rebuilds one component. With ``--split-at edited`` (``DaceConfig.split_at``)
+the cold build is one program, the first edit splits the model at the
+edited component (every component is then built as a program of its own)
+and a third process times a **second edit** of the same stencil (that one
+component rebuilt). Stage times are summed over the builds a call made.
 
 One process builds (no MPI), so no waiting rank lowers stencils ahead. The
 figures are wall clock on a shared machine: compare rows of one run.
@@ -80,18 +85,18 @@ class Model:
 '''
 
 
-def weight(index: int, edited: bool) -> float:
-    """Stencil ``index``'s weight; the edit changes the first stencil's."""
+def weight(index: int, edits: int) -> float:
+    """Stencil ``index``'s weight; each edit changes the first stencil's."""
     base = 0.2 + 0.6 * ((index * 37) % 101) / 101
-    return round(base + (0.01 if edited and index == 0 else 0.0), 6)
+    return round(base + (0.01 * edits if index == 0 else 0.0), 6)
 
 
-def model_source(stencils: int, per_component: int, edited: bool) -> str:
+def model_source(stencils: int, per_component: int, edits: int) -> str:
     """The generated module's text."""
     components = (stencils + per_component - 1) // per_component
     parts = [_HEADER.format(stencils=stencils, components=components, shape=SHAPE)]
     for index in range(stencils):
-        w = weight(index, edited)
+        w = weight(index, edits)
         parts.append(_STENCIL.format(index=index, weight=w, rest=round(1.0 - w, 6)))
     for component in range(components):
         first = component * per_component
@@ -113,7 +118,7 @@ def model_source(stencils: int, per_component: int, edited: bool) -> str:
 _STAGE = re.compile(r"(parsed|optimized|compiled) in ([0-9.]+) s")
 
 
-def build_once(folder: Path, cache: Path, split_depth: int) -> dict:
+def build_once(folder: Path, cache: Path, split_depth: int, split_at: tuple[str, ...]) -> dict:
     """In this process: import the model in ``folder``, time its first orchestrated call."""
     import numpy as np
 
@@ -136,7 +141,8 @@ def build_once(folder: Path, cache: Path, split_depth: int) -> dict:
     start = time.perf_counter()
     import scaled_model
 
-    config = DaceConfig(backend="dace:cpu", orchestration="BuildAndRun", cache_root=cache, split_depth=split_depth)
+    config = DaceConfig(backend="dace:cpu", orchestration="BuildAndRun", cache_root=cache, split_depth=split_depth,
+                        split_at=split_at)
     model = scaled_model.Model(config)
     set_up = time.perf_counter() - start
     rng = np.random.default_rng(0)
@@ -148,16 +154,17 @@ def build_once(folder: Path, cache: Path, split_depth: int) -> dict:
             "builds": len(lines), "parse_line": lines[-1] if lines else ""}
 
 
-def measure(stencils: int, per_component: int, split_depth: int, work: Path) -> dict:
+def measure(stencils: int, per_component: int, split_depth: int, split_at: str, work: Path) -> dict:
     """Cold build and one-stencil edit of a model of ``stencils`` stencils, each in a fresh process."""
     folder, cache, gt_cache = work / f"model_{stencils}", work / f"cache_{stencils}", work / f"gt_cache_{stencils}"
     folder.mkdir(parents=True)
     env = {**os.environ, "GT_CACHE_ROOT": str(gt_cache), "OMP_NUM_THREADS": "1"}
     row: dict = {"stencils": stencils, "components": (stencils + per_component - 1) // per_component}
-    for phase, edited in (("cold", False), ("edit", True)):
-        (folder / "scaled_model.py").write_text(model_source(stencils, per_component, edited))
+    phases = [("cold", 0), ("edit", 1)] + ([("edit2", 2)] if "edited" in split_at.split(",") else [])
+    for phase, edits in phases:
+        (folder / "scaled_model.py").write_text(model_source(stencils, per_component, edits))
         result = subprocess.run(
-            [sys.executable, __file__, "--one", str(folder), str(cache), str(split_depth)],
+            [sys.executable, __file__, "--one", str(folder), str(cache), str(split_depth), split_at],
             env=env, capture_output=True, text=True, check=False,
         )
         if result.returncode != 0:
@@ -170,14 +177,15 @@ def measure(stencils: int, per_component: int, split_depth: int, work: Path) -> 
 
 def report(rows: list[dict]) -> None:
     print(f"\n{'stencils':>8} {'comp.':>5} | {'cold s':>7} {'per st.':>7} {'parse':>6} {'opt.':>6} {'comp.':>6}"
-          f" | {'edit s':>7} {'parse':>6} {'opt.':>6} {'comp.':>6}")
+          f" | {'edit s':>7} {'parse':>6} {'opt.':>6} {'comp.':>6} | {'2nd edit s':>10} {'builds':>6}")
     for row in rows:
         cold, edit = row["cold"], row["edit"]
         print(f"{row['stencils']:>8} {row['components']:>5} | {cold['first_call_s']:>7.1f}"
               f" {cold['first_call_s'] / row['stencils']:>7.2f} {cold.get('parsed_s', 0):>6.1f}"
               f" {cold.get('optimized_s', 0):>6.1f} {cold.get('compiled_s', 0):>6.1f}"
               f" | {edit['first_call_s']:>7.1f} {edit.get('parsed_s', 0):>6.1f}"
-              f" {edit.get('optimized_s', 0):>6.1f} {edit.get('compiled_s', 0):>6.1f}")
+              f" {edit.get('optimized_s', 0):>6.1f} {edit.get('compiled_s', 0):>6.1f}"
+              + (f" | {row['edit2']['first_call_s']:>10.1f} {row['edit2']['builds']:>6}" if "edit2" in row else ""))
 
 
 def main() -> None:
@@ -185,17 +193,20 @@ def main() -> None:
     parser.add_argument("--stencils", type=int, nargs="+", default=[16, 64, 256])
     parser.add_argument("--per-component", type=int, default=8)
     parser.add_argument("--split-depth", type=int, default=0, help="DaceConfig.split_depth (0: one program)")
+    parser.add_argument("--split-at", default="", help="DaceConfig.split_at, comma-separated (e.g. edited)")
     parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument("--one", nargs=3, metavar=("FOLDER", "CACHE", "SPLIT"), help=argparse.SUPPRESS)
+    parser.add_argument("--one", nargs=4, metavar=("FOLDER", "CACHE", "DEPTH", "AT"), help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.one:
-        folder, cache, split_depth = arguments.one
-        print(json.dumps(build_once(Path(folder), Path(cache), int(split_depth))))
+        folder, cache, split_depth, split_at = arguments.one
+        names = tuple(name for name in split_at.split(",") if name)
+        print(json.dumps(build_once(Path(folder), Path(cache), int(split_depth), names)))
         return
     rows = []
     with tempfile.TemporaryDirectory(prefix="orchestra_build_scaling_") as work:
         for stencils in arguments.stencils:
-            rows.append(measure(stencils, arguments.per_component, arguments.split_depth, Path(work)))
+            rows.append(measure(stencils, arguments.per_component, arguments.split_depth, arguments.split_at,
+                                Path(work)))
     report(rows)
     if arguments.json:
         arguments.json.write_text(json.dumps(rows, indent=1))

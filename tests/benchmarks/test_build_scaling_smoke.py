@@ -38,3 +38,16 @@ def test_a_split_build_edit_rebuilds_only_the_edited_component(tmp_path):
     assert row["cold"]["builds"] == 2  # one program per component, none for the model
     assert row["edit"]["builds"] == 1  # the component holding stencil 0
     assert "1 of 2 found lowered, 1 lowered here" in row["edit"]["parse_line"]
+
+
+def test_split_at_edited_builds_whole_then_splits_at_the_edited_component(tmp_path):
+    out = tmp_path / "scaling.json"
+    command = [sys.executable, str(ROOT / "scripts" / "build_scaling.py"), "--stencils", "3",
+               "--per-component", "2", "--split-at", "edited", "--json", str(out)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (row,) = json.loads(out.read_text())
+    assert row["cold"]["builds"] == 1  # no earlier build: the whole model, one program
+    assert row["edit"]["builds"] == 2  # split at the edited component's class: both components are programs
+    assert row["edit2"]["builds"] == 1  # the edited component alone
+    assert "1 of 2 found lowered, 1 lowered here" in row["edit2"]["parse_line"]
