@@ -170,11 +170,14 @@ def agreed_edited_split(
     def local() -> tuple[Optional[frozenset[str]], str]:
         if store.lookup(keyed.key, keyed.label).entry is not None:
             return frozenset(), "its build was found"
-        closest = store.closest(keyed.label, keyed.inputs, other_than=keyed.key)
-        if not closest:
-            return None, "there is no earlier build of it to compare with"
-        entry = closest[0][0]
-        names = edited_classes(keyed.inputs, entry.manifest.inputs, classes)
+        try:
+            closest = store.closest(keyed.label, keyed.inputs, other_than=keyed.key)
+            if not closest:
+                return None, "there is no earlier build of it to compare with"
+            entry = closest[0][0]
+            names = edited_classes(keyed.inputs, entry.manifest.inputs, classes)
+        except Exception as error:  # an unreadable earlier build must not stop this one: build it whole
+            return None, f"its earlier builds could not be compared ({type(error).__name__}: {error})"
         if names is None:
             return None, f"it differs from the closest earlier build ({entry.key[:12]}) outside its components"
         return names, f"the closest earlier build ({entry.key[:12]}) differs only inside them"
