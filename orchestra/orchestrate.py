@@ -36,6 +36,7 @@ from orchestra.fast_call import FastCaller
 from orchestra.folded_values import FoldedValues
 from orchestra.pipeline.request import BuildRequest
 from orchestra.pipeline.stages import OptimizeOptions
+from orchestra.python_body_stencils import reset_body_config, set_body_config
 from orchestra.replay.record import RecordPlan
 from orchestra.split_builds import EDITED, agreed_edited_split, named_component_below
 from orchestra.timings import ProgramClock
@@ -311,12 +312,13 @@ class OrchestratedProgram:
                     log.info("%s: split build (split_at %s): runs its Python body, as it holds %s; the "
                              "orchestrated components it calls are each built on their own", self.label,
                              ",".join(self._split_names()), self._split_path())
-        token = _SPLIT_DEPTH.set(depth + 1)
+        token, body = _SPLIT_DEPTH.set(depth + 1), set_body_config(self.config)
         try:
             if self.method_object is not None:
                 return self.function(self.method_object, *args, **kwargs)
             return self.function(*args, **kwargs)
         finally:
+            reset_body_config(body)
             _SPLIT_DEPTH.reset(token)
 
     def _run_edited_split(self, depth: int, args: tuple, kwargs: dict) -> Any:

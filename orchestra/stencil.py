@@ -30,6 +30,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
+from orchestra.python_body_stencils import body_program
 from orchestra.stencil_arguments import ALL_FIELDS, Origin, field_origin
 from orchestra.stencil_cache import (
     argument_data,
@@ -139,6 +140,9 @@ class FrozenStencil:
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
         if self._callable is None:
+            program = body_program(self)  # in a split build's Python body: a one-stencil program
+            if program is not None:
+                return program(*args, **kwargs)
             with gt4py_cache_lock(), stencil_lock(self.stencil_object.builder):
                 self._callable = self.stencil_object.implementation
         self._callable(

@@ -5,9 +5,12 @@ some Python between them. With ``split_depth=1`` the model's call runs its
 Python body and each component is a program of its own: results equal
 ``Python`` mode bit for bit, the cache holds the components' programs and no
 program of the model, and changing one component's folded weight (an edit of
-that component) rebuilds that component alone. ``split_depth=2`` runs the
-components' bodies too, stencil by stencil. ``split_at=("Target",)`` splits by
-class name: only the calls on the way to a ``Target`` run as Python.
+that component) rebuilds that component alone. A stencil called from a body
+that runs as Python is a one-stencil program of its own
+(:mod:`orchestra.python_body_stencils`). ``split_depth=2`` runs the
+components' bodies too, each stencil call through that program.
+``split_at=("Target",)`` splits by class name: only the calls on the way to a
+``Target`` run as Python; ``split_at=("edited",)`` lets the cache name the classes.
 """
 
 from __future__ import annotations
@@ -82,11 +85,12 @@ def test_a_split_build_is_a_program_per_component_and_an_edit_rebuilds_one(tmp_p
         split = _run(tmp_path / "cache")
     for got, want in zip(split, expected):
         np.testing.assert_array_equal(got, want)
-    assert _built(caplog) == ["Smooth.__call__", "Smooth.__call__"]  # two weights: two programs
+    # two weights: two programs; the model's own stencil, called from its Python body: a program of its own
+    assert _built(caplog) == ["Smooth.__call__", "Smooth.__call__", "StencilCall_axpy.__call__"]
     assert any("Model.__call__: split build (split_depth 1): runs its Python body at depth 0" in r.getMessage()
                for r in caplog.records)
     programs = sorted(path.name for path in (tmp_path / "cache").iterdir() if not path.name.startswith("."))
-    assert programs == ["Smooth.__call__"]  # no program of the model itself
+    assert programs == ["Smooth.__call__", "StencilCall_axpy.__call__"]  # no program of the model itself
     assert len([p for p in (tmp_path / "cache" / "Smooth.__call__").iterdir() if p.is_dir()]) == 2
 
     caplog.clear()
@@ -104,7 +108,8 @@ def test_a_deeper_split_runs_the_components_python_bodies_too(tmp_path, caplog):
         deeper = _run(tmp_path / "cache", split_depth=2)
     for got, want in zip(deeper, expected):
         np.testing.assert_array_equal(got, want)
-    assert _built(caplog) == []  # nothing orchestrated below depth 2: stencil by stencil
+    # nothing orchestrated below depth 2: every stencil call runs the one-stencil program (weights are arguments)
+    assert _built(caplog) == ["StencilCall_axpy.__call__"]
 
 
 # --------------------------------------------------------------- split_at: by class name
@@ -155,7 +160,7 @@ def test_split_at_builds_the_named_component_alone_and_its_siblings_whole(tmp_pa
     for got, want in zip(split, expected):
         np.testing.assert_array_equal(got, want)
     # Tree and Left hold a Target: Python bodies; Target is a program; Right is one program with its Smooth
-    assert sorted(_built(caplog)) == ["Right.__call__", "Target.__call__"]
+    assert sorted(_built(caplog)) == ["Right.__call__", "StencilCall_axpy.__call__", "Target.__call__"]
     messages = [r.getMessage() for r in caplog.records]
     assert any("Tree.__call__: split build (split_at Target): runs its Python body, as it holds left.parts[0]"
                in message for message in messages), messages
@@ -207,7 +212,7 @@ def test_split_at_edited_rebuilds_the_edited_component_and_nothing_when_the_whol
     assert any("Tree.__call__: split_at edited: one program, as there is no earlier build" in m for m in messages)
 
     _, built, messages = run(0.375)  # the edit is in Target, which runs Smooth.__call__ as Right's Smooth does
-    assert built == ["Smooth.__call__", "Target.__call__"]
+    assert built == ["Smooth.__call__", "StencilCall_axpy.__call__", "Target.__call__"]  # Left calls axpy itself
     assert any("Tree.__call__: split build (split_at edited) at Smooth,Target: no build of its key, and the closest "
                "earlier build" in m and "differs only inside them" in m for m in messages), messages
     assert any("Left.__call__: split build (split_at Smooth,Target): runs its Python body, as it holds parts[0]"
@@ -261,3 +266,37 @@ def test_edited_classes_names_the_components_holding_every_difference(changes, e
     classes = {"m.A.__call__": {"A"}, "m.B.__call__": {"B"}}
     found = edited_classes(_inputs(**changes), _inputs(), classes)
     assert found == (None if expected is None else frozenset(expected))
+
+
+# --------------------------------------------------------------- stencils called from a Python body
+class KeywordModel:
+    def __init__(self, config: DaceConfig, first_weight: float) -> None:
+        self.smooth = Smooth(config, first_weight)
+        self.axpy = FrozenStencil(axpy, backend=config.backend, origin=(0, 0, 0), domain=SHAPE)
+        self.shifted = FrozenStencil(axpy, backend=config.backend, origin=(1, 1, 0), domain=(4, 3, 3))
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self.axpy(a=0.75, y=y, x=x)  # keywords, in another order than the definition's
+        self.smooth(x, y)
+        self.shifted(y, x, 0.5)  # the same definition at another origin and domain: another program
+
+
+def test_a_stencil_called_from_a_python_body_is_a_program_of_its_own_and_outside_one_a_gt4py_stencil(
+    tmp_path, caplog
+):
+    from orchestra.python_body_stencils import body_program
+
+    expected = _run(tmp_path / "python", mode="Python", model_class=KeywordModel)
+    with caplog.at_level(logging.INFO, logger="orchestra"):
+        got = _run(tmp_path / "cache", model_class=KeywordModel)
+    for array, want in zip(got, expected):
+        np.testing.assert_array_equal(array, want)
+    assert sorted(_built(caplog)) == ["Smooth.__call__", "StencilCall_axpy.__call__", "StencilCall_axpy.__call__"]
+
+    config = DaceConfig(backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path / "cache")
+    stencil = FrozenStencil(axpy, backend=config.backend, origin=(0, 0, 0), domain=SHAPE)
+    assert body_program(stencil) is None  # no split body running: gt4py's stencil, as always
+    x, y = np.ones(SHAPE), np.zeros(SHAPE)
+    stencil(x, y, 2.0)
+    np.testing.assert_array_equal(y, 2.0)
