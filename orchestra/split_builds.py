@@ -159,8 +159,12 @@ def agreed_edited_split(
     """Collectively: the classes to split ``obj``'s program at for ``split_at=("edited",)``, and why.
 
     Empty when every rank finds a build of its key, when a rank's key has no
-    earlier build to compare with, or when a rank's key differs from it
-    outside the components (the whole program is built then). Otherwise the
+    earlier build to compare with, or when a rank's key differs from every
+    earlier build outside the components (the whole program is built then).
+    Among the earlier builds that differ only inside components, the one
+    that differs inside the fewest classes counts (an older build of another
+    orchestra version may be closer by the number of differences, but not
+    splittable). Otherwise the
     union over the ranks' edited classes: every rank must run the same
     programs. Two reductions of a fixed size, whatever the number of ranks.
     """
@@ -174,13 +178,16 @@ def agreed_edited_split(
             closest = store.closest(keyed.label, keyed.inputs, other_than=keyed.key)
             if not closest:
                 return None, "there is no earlier build of it to compare with"
-            entry = closest[0][0]
-            names = edited_classes(keyed.inputs, entry.manifest.inputs, classes)
+            # the earlier build that differs inside the fewest classes (the closest first among equals)
+            splits = [(names, entry) for entry, _ in closest
+                      if (names := edited_classes(keyed.inputs, entry.manifest.inputs, classes)) is not None]
         except Exception as error:  # an unreadable earlier build must not stop this one: build it whole
             return None, f"its earlier builds could not be compared ({type(error).__name__}: {error})"
-        if names is None:
-            return None, f"it differs from the closest earlier build ({entry.key[:12]}) outside its components"
-        return names, f"the closest earlier build ({entry.key[:12]}) differs only inside them"
+        if not splits:
+            return None, (f"it differs from every earlier build outside its components (the closest: "
+                          f"{closest[0][0].key[:12]})")
+        names, entry = min(splits, key=lambda split: len(split[0]))
+        return names, f"the earlier build {entry.key[:12]} differs only inside them"
 
     names, reason = coordinator.collectively(local, f"comparing {keyed.label} with its earlier builds")
     digest = int.from_bytes(hashlib.sha256("\n".join(candidates).encode()).digest()[:6], "big")

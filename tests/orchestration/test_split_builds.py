@@ -213,7 +213,7 @@ def test_split_at_edited_rebuilds_the_edited_component_and_nothing_when_the_whol
 
     _, built, messages = run(0.375)  # the edit is in Target, which runs Smooth.__call__ as Right's Smooth does
     assert built == ["Smooth.__call__", "StencilCall_axpy.__call__", "Target.__call__"]  # Left calls axpy itself
-    assert any("Tree.__call__: split build (split_at edited) at Smooth,Target: no build of its key, and the closest "
+    assert any("Tree.__call__: split build (split_at edited) at Smooth,Target: no build of its key, and the "
                "earlier build" in m and "differs only inside them" in m for m in messages), messages
     assert any("Left.__call__: split build (split_at Smooth,Target): runs its Python body, as it holds parts[0]"
                in m for m in messages), messages
@@ -300,3 +300,43 @@ def test_a_stencil_called_from_a_python_body_is_a_program_of_its_own_and_outside
     x, y = np.ones(SHAPE), np.zeros(SHAPE)
     stencil(x, y, 2.0)
     np.testing.assert_array_equal(y, 2.0)
+
+
+def test_the_edited_split_compares_with_the_earlier_build_that_differs_inside_the_fewest_components():
+    """An older build closer by its number of differences, but different outside the components, is passed over."""
+    from types import SimpleNamespace
+
+    from orchestra.distributed import BuildCoordinator
+    from orchestra.split_builds import agreed_edited_split
+
+    def build(key: str, inputs: dict) -> SimpleNamespace:
+        return SimpleNamespace(key=key, manifest=SimpleNamespace(inputs=inputs))
+
+    older_orchestra = {**_inputs(), "versions": {"orchestra": "old"}}
+    current = {**_inputs(**{"call_tree:A.__call__:scalars": {"self.w": 2.0}}), "versions": {"orchestra": "new"}}
+    one_edit_away = {**_inputs(), "versions": {"orchestra": "new"}}
+    two_edits_away = {**_inputs(**{"source:m.B.__call__": "b1"}), "versions": {"orchestra": "new"}}
+    earlier = [build("older", older_orchestra), build("two", two_edits_away), build("one", one_edit_away)]
+
+    class Store:
+        def lookup(self, key, label):
+            return SimpleNamespace(entry=None)
+
+        def closest(self, label, inputs, other_than=None):
+            return [(entry, []) for entry in earlier]  # in this order: the older build first
+
+    class Root:  # holds orchestrated A and B objects, as a model holds its components
+        pass
+
+    root, keyed = Root(), SimpleNamespace(key="k", label="Root.__call__", inputs=current)
+    for name, function in (("a", "A"), ("b", "B")):
+        component = type(function, (), {})()
+        program = SimpleNamespace(function=SimpleNamespace(__module__="m", __qualname__=f"{function}.__call__"))
+        component.__dict__["__orchestra_programs__"] = {"__call__": program}
+        setattr(root, name, component)
+    names, reason = agreed_edited_split(keyed, Store(), BuildCoordinator(None), root)
+    assert names == ("A",) and reason == "the earlier build one differs only inside them"
+
+    earlier[:] = [build("older", older_orchestra)]  # nothing splittable left: one program
+    names, reason = agreed_edited_split(keyed, Store(), BuildCoordinator(None), root)
+    assert names == () and "differs from every earlier build outside its components (the closest: older)" in reason
