@@ -233,8 +233,8 @@ class DaceConfig:
             from ``ORCHESTRA_SPLIT_AT`` (comma-separated class names), else
             none. Combines with ``split_depth``. The word ``"edited"`` names
             the classes of the components an edit is in: when the whole
-            program's key has no build and differs from the closest earlier
-            build only inside some components, the program splits at their
+            program's key has no build and differs from an earlier build
+            only inside some components, the program splits at their
             classes; otherwise it is one program as usual.
         profile: ``"kernels"`` builds programs with a timer on every kernel
             (another cache entry) for :func:`orchestra.kernel_profile.kernel_report`;

@@ -331,7 +331,10 @@ class OrchestratedProgram:
 
     def _split_names(self) -> tuple[str, ...]:
         """The classes split at: those ``split_at`` names, and those an enclosing edited split chose."""
-        return tuple(name for name in self.config.split_at if name != EDITED) + (_EDITED_SPLIT.get() or ())
+        edited = _EDITED_SPLIT.get()
+        if not self.config.split_at and edited is None:  # every call asks: the common case stays cheap
+            return ()
+        return tuple(name for name in self.config.split_at if name != EDITED) + (edited or ())
 
     def _split_path(self) -> Optional[str]:
         """Where this call's object holds a component of a class split at (None: nowhere, or no names)."""

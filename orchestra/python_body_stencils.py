@@ -65,12 +65,12 @@ def body_program(stencil: "FrozenStencil") -> Optional[Callable[..., Any]]:
     config = _BODY_CONFIG.get()
     if config is None or not stencil.backend.startswith("dace"):
         return None
-    if "self" in inspect.signature(stencil.definition).parameters:  # cannot be a parameter of the method
-        return None
     cached = stencil.__dict__.get("_body_program")
     if cached is not None and cached[0] is config:
         return cached[1]
-    program = _component(stencil, config)
+    # a parameter named ``self`` cannot be one of the component method's: such a stencil stays gt4py's
+    no_self = "self" not in inspect.signature(stencil.definition).parameters
+    program = _component(stencil, config) if no_self else None
     stencil.__dict__["_body_program"] = (config, program)
     return program
 

@@ -20,9 +20,11 @@ not arbitrary data.
 
 ``split_at = ("edited",)`` derives the names from the cache: when the whole
 program has no build, :func:`edited_classes` compares the key's inputs with
-those of the closest earlier build of the program and names the classes of
-the orchestrated components every difference lies inside (None when a
-difference lies outside all of them: the whole program is built as usual).
+those of each earlier build of the program and names the classes of the
+orchestrated components every difference lies inside (None when a
+difference lies outside all of them); :func:`agreed_edited_split` takes the
+earlier build that differs inside the fewest classes, or builds the whole
+program as usual when none does.
 """
 
 from __future__ import annotations
