@@ -312,7 +312,7 @@ class OrchestratedProgram:
                     log.info("%s: split build (split_at %s): runs its Python body, as it holds %s; the "
                              "orchestrated components it calls are each built on their own", self.label,
                              ",".join(self._split_names()), self._split_path())
-        token, body = _SPLIT_DEPTH.set(depth + 1), set_body_config(self.config)
+        token, body = _SPLIT_DEPTH.set(depth + 1), set_body_config(self.config, orchestrate)
         try:
             if self.method_object is not None:
                 return self.function(self.method_object, *args, **kwargs)
