@@ -22,11 +22,12 @@ import contextvars
 import hashlib
 import importlib.util
 import inspect
-import os
 import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from orchestra.cache.durable import replace_atomically
 
 if TYPE_CHECKING:
     from orchestra.config import DaceConfig
@@ -101,14 +102,9 @@ def _generated_module(text: str) -> Any:
     name = f"orchestra_stencil_call_{digest}"
     if name in sys.modules:
         return sys.modules[name]
-    folder = Path(tempfile.gettempdir()) / "orchestra_stencil_calls"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.py"
+    path = Path(tempfile.gettempdir()) / "orchestra_stencil_calls" / f"{name}.py"
     if not path.exists() or path.read_text() != text:
-        fd, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "w") as stream:
-            stream.write(text)
-        os.replace(temporary, path)  # atomic: ranks writing the same text never see half a file
+        replace_atomically(path, text)  # ranks writing the same text never see half a file
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module

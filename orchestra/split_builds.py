@@ -57,20 +57,23 @@ def named_component_below(obj: Any, names: tuple[str, ...]) -> Optional[str]:
     """
     if not names or obj is None:
         return None
+    return next((where for where, item in _components_below(obj) if type(item).__name__ in names), None)
+
+
+def _components_below(obj: Any) -> Iterator[tuple[str, Any]]:
+    """Breadth first (the shortest path first): each orchestrated object below ``obj``, once, with its path."""
     seen = {id(obj)}
     frontier: list[tuple[Any, str]] = [(obj, "")]
     while frontier:
-        current, path = frontier.pop(0)  # breadth first: the shortest path is named
+        current, path = frontier.pop(0)
         for name, attribute in getattr(current, "__dict__", {}).items():
             for index, item in _items(attribute):
                 if not _orchestrated(item) or id(item) in seen:
                     continue
                 seen.add(id(item))
                 where = f"{path}.{name}{index}" if path else f"{name}{index}"
-                if type(item).__name__ in names:
-                    return where
+                yield where, item
                 frontier.append((item, where))
-    return None
 
 
 def _items(attribute: Any) -> Iterator[tuple[str, Any]]:
@@ -91,18 +94,9 @@ def orchestrated_classes(obj: Any) -> dict[str, set[str]]:
     from orchestra.call_tree import function_name
 
     classes: dict[str, set[str]] = {}
-    seen = {id(obj)}
-    frontier = [obj]
-    while frontier:
-        current = frontier.pop(0)
-        for attribute in getattr(current, "__dict__", {}).values():
-            for _index, item in _items(attribute):
-                if not _orchestrated(item) or id(item) in seen:
-                    continue
-                seen.add(id(item))
-                for program in item.__dict__["__orchestra_programs__"].values():
-                    classes.setdefault(function_name(program.function), set()).add(type(item).__name__)
-                frontier.append(item)
+    for _where, item in _components_below(obj):
+        for program in item.__dict__["__orchestra_programs__"].values():
+            classes.setdefault(function_name(program.function), set()).add(type(item).__name__)
     return classes
 
 
