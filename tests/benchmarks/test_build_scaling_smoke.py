@@ -11,13 +11,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_build_scaling_times_a_cold_build_and_an_edit_that_lowers_one_stencil(tmp_path):
+def _row(tmp_path: Path, *options: str) -> dict:
+    """The JSON row of ``build_scaling.py`` on 3 stencils, 2 to a component, with ``options``."""
     out = tmp_path / "scaling.json"
     command = [sys.executable, str(ROOT / "scripts" / "build_scaling.py"), "--stencils", "3",
-               "--per-component", "2", "--json", str(out)]
+               "--per-component", "2", *options, "--json", str(out)]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (row,) = json.loads(out.read_text())
+    return row
+
+
+def test_build_scaling_times_a_cold_build_and_an_edit_that_lowers_one_stencil(tmp_path):
+    row = _row(tmp_path)
     assert row["stencils"] == 3 and row["components"] == 2
     # cold: every stencil lowered, by the builder or (on a machine with an idle core) its lowering process
     found, lowered = map(int, re.search(r"(\d) of 3 found lowered, (\d) lowered here", row["cold"]["parse_line"]).groups())
@@ -29,24 +35,14 @@ def test_build_scaling_times_a_cold_build_and_an_edit_that_lowers_one_stencil(tm
 
 
 def test_a_split_build_edit_rebuilds_only_the_edited_component(tmp_path):
-    out = tmp_path / "scaling.json"
-    command = [sys.executable, str(ROOT / "scripts" / "build_scaling.py"), "--stencils", "3",
-               "--per-component", "2", "--split-depth", "1", "--json", str(out)]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    (row,) = json.loads(out.read_text())
+    row = _row(tmp_path, "--split-depth", "1")
     assert row["cold"]["builds"] == 2  # one program per component, none for the model
     assert row["edit"]["builds"] == 1  # the component holding stencil 0
     assert "1 of 2 found lowered, 1 lowered here" in row["edit"]["parse_line"]
 
 
 def test_split_at_edited_builds_whole_then_splits_at_the_edited_component(tmp_path):
-    out = tmp_path / "scaling.json"
-    command = [sys.executable, str(ROOT / "scripts" / "build_scaling.py"), "--stencils", "3",
-               "--per-component", "2", "--split-at", "edited", "--json", str(out)]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    (row,) = json.loads(out.read_text())
+    row = _row(tmp_path, "--split-at", "edited")
     assert row["cold"]["builds"] == 1  # no earlier build: the whole model, one program
     assert row["edit"]["builds"] == 2  # split at the edited component's class: both components are programs
     assert row["edit2"]["builds"] == 1  # the edited component alone
