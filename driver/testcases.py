@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
 from driver.constants import GRAVITY, OMEGA, RADIUS, SECONDS_PER_DAY
 from driver.geometry import cross, dot, east_north, lon_lat, rotate
-from driver.grid import GridGeometry
-from driver.state import ModelState
+
+if TYPE_CHECKING:  # annotations only: reading a configuration must not import gt4py (scripts/run.sh)
+    from driver.grid import GridGeometry
+    from driver.state import ModelState
 
 #: Velocity of one revolution in 12 days (cases 1 and 2), m/s.
 U0_12_DAYS = 2.0 * np.pi * RADIUS / (12.0 * SECONDS_PER_DAY)
