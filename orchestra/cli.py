@@ -170,7 +170,9 @@ def _show(arguments: argparse.Namespace, out: TextIO) -> int:
         ("library", f"{manifest.library} (sha256 {manifest.checksum[:16]}...)"),
         ("status", "usable" if status.hit else f"unusable: {status.reason}"),
         ("created", f"{manifest.created} on {manifest.host}"),
-        ("build time", f"{manifest.build_seconds:.1f} s"),
+        ("build time", f"{manifest.build_seconds:.1f} s" + "".join(
+            f", {stage} {seconds:.1f} s" for stage, seconds in manifest.stage_seconds.items()
+        )),
         ("orchestra", manifest.orchestra_version),
         ("size", _size(entry.size_bytes())),
     ]

@@ -133,6 +133,16 @@ def _mpi_comm(communicator: Any) -> Any:
     raise TypeError(f"{communicator!r} does not expose an mpi4py communicator")
 
 
+@dataclasses.dataclass(frozen=True)
+class BuildRound:
+    """What :meth:`BuildCoordinator.run` tells every rank: whether it was a builder, whether anyone built."""
+
+    #: this rank was the chosen builder of its key (it built it, or found it under the lock)
+    builder_here: bool
+    #: some rank made a build in this round (none did when every build was found in the cache)
+    built_anywhere: bool
+
+
 class BuildCoordinator:
     """Runs the build-or-load decision collectively over all ranks.
 
@@ -361,29 +371,32 @@ class BuildCoordinator:
         self,
         table: KeyTable,
         key: str,
-        build: Callable[[], None],
+        build: Callable[[], Any],
         label: str,
         while_waiting: Sequence[Callable[[], None]] = (),
         while_waiting_after_s: float = 0.0,
-    ) -> bool:
-        """Let the chosen builder of each key run ``build``; return True if this rank built.
+    ) -> BuildRound:
+        """Let the chosen builder of each key run ``build``; say who ran it and whether a build was made.
 
-        Every rank returns only once all builds succeeded; a failure on any
+        ``build`` returns something true if it made a build (not if it found
+        one). Every rank returns only once all builds succeeded; a failure on any
         builder raises on every rank with that rank's message
         (:class:`MissingBuildError` as itself, anything else as :class:`BuildError`).
-        The wait is the reduction of the outcomes, so it costs one collective.
+        The wait is the reduction of the outcomes, so it costs one collective;
+        whether any builder made a build rides in the same 8 bytes.
         A rank that does not build works through ``while_waiting`` from
         ``while_waiting_after_s`` into its wait until the builds end
         (each item must not raise).
         """
         builds_here = table.builders[key] == self.rank
+        made = False
         report = None
         outcome = _Outcome(self.rank, True)
         error: Optional[Exception] = None
         if builds_here:
             try:
                 with self._time_limit(f"building {label}"):
-                    build()
+                    made = bool(build())
             except Exception as caught:  # reported to every rank below
                 if self.comm is None:
                     raise
@@ -398,13 +411,14 @@ class BuildCoordinator:
             log.info("%s", report)
         what = f"building {label}"
         meanwhile = () if builds_here else while_waiting
-        first_failing = self.wire.min_when_done(
-            self._failing_mark(outcome.ok),
+        # 2 * (first failing rank) + (0 if this rank made a build, else 1): the minimum carries both
+        reduced = self.wire.min_when_done(
+            2 * self._failing_mark(outcome.ok) + (0 if made else 1),
             "build outcome",
             lambda request: self._poll(request, what, report, meanwhile, while_waiting_after_s),
         )
-        self._settle(outcome, what, error, first_failing)
-        return builds_here
+        self._settle(outcome, what, error, reduced // 2)
+        return BuildRound(builds_here, reduced % 2 == 0)
 
     def barrier(self) -> None:
         """Wait for every rank without spinning, with the build time limit."""

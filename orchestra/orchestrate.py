@@ -21,6 +21,7 @@ import inspect
 import logging
 import numbers
 import sys
+import time
 import types
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -31,7 +32,7 @@ from orchestra.arguments import CallBinder, folded_identity
 from orchestra.config import DaceConfig, DaCeOrchestration, log_level
 from orchestra.distributed import BuildCoordinator, CodePathClass, code_path_class
 from orchestra.errors import BuildError
-from orchestra import kernel_profile
+from orchestra import first_call_report, kernel_profile
 from orchestra.fast_call import FastCaller
 from orchestra.folded_values import FoldedValues
 from orchestra.pipeline.request import BuildRequest
@@ -150,6 +151,7 @@ class OrchestratedProgram:
         self.build_seconds: Optional[float] = None
         self.load_seconds: Optional[float] = None
         self.built_here = False
+        self._reported = False  # the first call's summary line was logged (orchestra.first_call_report)
         #: per-call timings (orchestra.timings), None unless the config asks for them
         self.clock: Optional[ProgramClock] = ProgramClock(self.label) if config.timings else None
         #: records one call (orchestra.replay), None unless the config asks for it
@@ -246,6 +248,17 @@ class OrchestratedProgram:
 
     # ------------------------------------------------------------------- call
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._reported:
+            return self._call(args, kwargs)
+        with first_call_report.collecting() as obtained:  # None inside an outer first call
+            start = time.perf_counter()
+            result = self._call(args, kwargs)
+        self._reported = True
+        if obtained and self.config.rank == 0:
+            log.info("%s", first_call_report.summary(self.label, time.perf_counter() - start, obtained))
+        return result
+
+    def _call(self, args: tuple, kwargs: dict) -> Any:
         depth = _SPLIT_DEPTH.get()
         if depth < self.config.split_depth or self._split_path() is not None:
             return self._run_python_body(depth, args, kwargs)
@@ -387,8 +400,13 @@ class OrchestratedProgram:
         config = self.config
         _ensure_log_handler(config.rank)
         gpu = GpuTarget.from_config(config.cuda_arch) if config.on_gpu else None  # never probes a device
+        # Called from a split build's Python body, which may call a component on some ranks only
+        # (`if self.on_west_edge: ...`): each rank obtains the program alone (the key's file lock makes one
+        # rank build it while the others of that key wait for it, then find it), so no rank waits in a
+        # collective that others never enter.
+        alone = _SPLIT_DEPTH.get() > 0
         with dace_settings(gpu=gpu):
-            coordinator = BuildCoordinator(config.communicator, config.build_timeout_s)
+            coordinator = BuildCoordinator(None if alone else config.communicator, config.build_timeout_s)
             # Every step that may fail on some ranks only is collective: a failure raises everywhere.
             keyed = coordinator.collectively(
                 lambda: key_request(self._request(args, kwargs, gpu)), f"computing the build key of {self.label}"
@@ -405,10 +423,14 @@ class OrchestratedProgram:
                 if self._edited_split:
                     return None
             mode = config.orchestration
-            self.build_seconds = ensure_built(
+            ensured = ensure_built(
                 keyed, store, coordinator, may_build=mode is not DaCeOrchestration.Run,
-                lowering_helpers=config.lowering_helpers, build_processes=config.build_processes,
+                lowering_helpers=config.lowering_helpers,
+                # alone, a rank does not know how many of its node's ranks build at once: no processes by default
+                build_processes=0 if alone and config.build_processes is None else config.build_processes,
+                log_rank=config.rank,
             )
+            self.build_seconds = ensured.seconds_here
             self.built_here = self.build_seconds is not None
             if mode is DaCeOrchestration.Build:
                 return self._end_build_only(coordinator)
@@ -416,6 +438,9 @@ class OrchestratedProgram:
             self.load_seconds = loaded.seconds
             if config.rank == 0:
                 log.info("%s: loaded from cache %s in %.2f s", self.label, entry.path, loaded.seconds)
+            first_call_report.record(first_call_report.Obtained(
+                self.label, ensured.built_anywhere, entry.manifest.stage_seconds, loaded.seconds
+            ))
             origin = {
                 "key": keyed.key, "entry": str(entry.path), "library": entry.manifest.library,
                 "cache_root": str(store.root),

@@ -55,6 +55,8 @@ class Manifest:
     build_seconds: float
     orchestra_version: str
     files: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: seconds of each build stage (parse, optimize, compile); empty in manifests written before it was kept
+    stage_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def new(
@@ -96,6 +98,8 @@ class Manifest:
             raise CorruptEntry(source, "manifest is not a JSON object")
         values = {}
         for field in dataclasses.fields(cls):
+            if field.name not in data and field.name in _MAY_LACK:
+                continue
             if field.name not in data:
                 raise CorruptEntry(source, f"manifest lacks the field {field.name!r}")
             values[field.name] = _checked(data[field.name], field.name, source)
@@ -130,7 +134,10 @@ _FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
     "build_seconds": (int, float),
     "orchestra_version": str,
     "files": dict,
+    "stage_seconds": dict,
 }
+#: fields added after manifests were first written: an older manifest without them is still valid
+_MAY_LACK = frozenset({"stage_seconds"})
 
 
 def _checked(value: Any, name: str, source: Path | str) -> Any:
@@ -139,6 +146,11 @@ def _checked(value: Any, name: str, source: Path | str) -> Any:
         raise CorruptEntry(source, f"manifest field {name!r} has the wrong type")
     if name == "files" and not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
         raise CorruptEntry(source, "manifest field 'files' must map paths to checksums")
+    if name == "stage_seconds":
+        if not all(isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool)
+                   for k, v in value.items()):
+            raise CorruptEntry(source, "manifest field 'stage_seconds' must map stage names to seconds")
+        return {k: float(v) for k, v in value.items()}
     return float(value) if name == "build_seconds" else value
 
 

@@ -87,6 +87,7 @@ def build_and_publish(keyed: KeyedRequest, store: BuildStore, rank: int = 0, pro
         host=socket.gethostname(),
         build_seconds=seconds,
         orchestra_version=keyed.inputs["versions"]["orchestra"],
+        stage_seconds={"parse": parsed.seconds, "optimize": optimized.seconds, "compile": compiled.seconds},
     )
     entry = store.publish(staging, manifest)
     log.info("[rank %d] %s: built in %.1f s -> %s", rank, request.label, seconds, entry.path)

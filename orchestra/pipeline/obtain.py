@@ -20,6 +20,7 @@ it is loaded, every file the load reads must be trusted
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import logging
 from typing import Optional
@@ -91,10 +92,13 @@ def ensure_built(
     may_build: bool,
     lowering_helpers: Optional[int] = None,
     build_processes: Optional[int] = None,
-) -> Optional[float]:
+    log_rank: Optional[int] = None,
+) -> Ensured:
     """Collectively: every rank's key has a valid entry once this returns on any rank.
 
-    Returns the seconds of the build this rank made, None if it made none.
+    Returns the seconds of the build this rank made (None if it made none),
+    and whether any rank made one. ``log_rank``: the rank the build logs name
+    (default: the coordinator's; a rank obtaining alone is rank 0 of its coordinator).
     While a build runs, up to ``lowering_helpers`` (None: all) of the ranks
     waiting for it lower its stencils ahead (:mod:`orchestra.pipeline.lower_ahead`),
     and a building rank starts ``build_processes`` processes to do the same
@@ -108,12 +112,24 @@ def ensure_built(
 
     processes = _process_count(build_processes, coordinator, records) if may_build else 0
 
-    def build() -> None:
-        built[0] = cached_build(keyed, store, may_build, coordinator.timeout_s, coordinator.rank, processes)
+    def build() -> bool:
+        rank = coordinator.rank if log_rank is None else log_rank
+        built[0] = cached_build(keyed, store, may_build, coordinator.timeout_s, rank, processes)
+        return built[0] is not None
 
     helping = lowering_work(keyed.callees, records, coordinator.rank, lowering_helpers) if may_build else []
-    coordinator.run(records, keyed.key, build, keyed.label, helping, START_AFTER_S)
-    return built[0]
+    round_ = coordinator.run(records, keyed.key, build, keyed.label, helping, START_AFTER_S)
+    return Ensured(built[0], round_.built_anywhere)
+
+
+@dataclasses.dataclass(frozen=True)
+class Ensured:
+    """What :func:`ensure_built` did."""
+
+    #: seconds of the build this rank made; None if it made none
+    seconds_here: Optional[float]
+    #: some rank of the job made a build of this program (False: every rank's build was found)
+    built_anywhere: bool
 
 
 def _process_count(configured: Optional[int], coordinator: BuildCoordinator, records: KeyTable) -> int:

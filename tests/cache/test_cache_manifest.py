@@ -38,6 +38,13 @@ def test_json_roundtrip(manifest):
     assert full.host and full.created.endswith("+00:00")
 
 
+def test_stage_seconds_roundtrip_and_a_manifest_written_before_them_is_valid(manifest):
+    timed = dataclasses.replace(manifest, stage_seconds={"parse": 1.5, "optimize": 2, "compile": 3.25})
+    assert Manifest.from_json(timed.to_json()).stage_seconds == {"parse": 1.5, "optimize": 2.0, "compile": 3.25}
+    older = {k: v for k, v in json.loads(manifest.to_json()).items() if k != "stage_seconds"}
+    assert Manifest.from_json(json.dumps(older)).stage_seconds == {}
+
+
 def test_read_roundtrip(manifest, tmp_path):
     path = tmp_path / "manifest.json"
     path.write_text(manifest.to_json())
@@ -63,6 +70,10 @@ def test_read_roundtrip(manifest, tmp_path):
             "'inputs' has the wrong type",
         ),
         (lambda text: json.dumps({**json.loads(text), "inputs": {"$bad": 1}}), "not canonical"),
+        (
+            lambda text: json.dumps({**json.loads(text), "stage_seconds": {"parse": "slow"}}),
+            "'stage_seconds' must map stage names to seconds",
+        ),
     ],
 )
 def test_invalid_manifests_raise_corrupt_entry(manifest, tmp_path, mangle, detail):

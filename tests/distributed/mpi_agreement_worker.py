@@ -45,7 +45,8 @@ def first_call(communicator: Communicator, key: str, inputs: dict, build: Callab
     built = coordinator.run(table, key, build, LABEL)
     coordinator.collectively(lambda: None, f"loading {LABEL}")
     return {
-        "built": built,
+        "built": built.builder_here,
+        "made": built.built_anywhere,
         "builders": table.builder_ranks,
         "asked": [[item.code_path, list(item.ranks), item.inputs] for item in asked],
         "traffic": [[t.operation, t.step, t.sent, t.received] for t in coordinator.traffic],
@@ -71,6 +72,9 @@ def scenarios(communicator: Communicator) -> dict[str, Any]:
         "per-class": first_call(communicator, sha(f"model/{name}"), inputs, nothing),
         "shared": first_call(communicator, sha("model"), {"scalars": {"self.scale": 2.0}}, nothing),
     }
+    last_builder = max(class_representatives(partitioner).values())
+    # only the last class's builder makes a build; the others find theirs: every rank hears of it
+    found["one-makes"] = first_call(communicator, sha(f"model/{name}/2"), inputs, lambda: rank == last_builder)
 
     last = size - 1
     last_class = code_path_class(partitioner, last)
@@ -88,8 +92,6 @@ def scenarios(communicator: Communicator) -> dict[str, Any]:
 
     coordinator = BuildCoordinator(communicator)
     found["step-fails"] = failure(lambda: coordinator.collectively(key_step, f"computing the build key of {LABEL}"))
-
-    last_builder = max(class_representatives(partitioner).values())
 
     def failing_build(error: Exception) -> Callable[[], None]:
         def build() -> None:

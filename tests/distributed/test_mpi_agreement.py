@@ -31,7 +31,7 @@ JOBS = {
     "tile-3x3": ("3x3", False),  # 9 ranks, 9 classes
 }
 
-COMMON = ("per-class", "shared")
+COMMON = ("per-class", "shared", "one-makes")
 
 
 def partitioner_of(job: str):
@@ -95,7 +95,7 @@ def spent(traffic: list[list]) -> int:
 def test_common_path_costs_fixed_collectives_and_one_message_per_builder(jobs, job, scenario):
     partitioner = partitioner_of(job)
     n_classes = len(class_representatives(partitioner))
-    builders = sorted(class_representatives(partitioner).values()) if scenario == "per-class" else [0]
+    builders = sorted(class_representatives(partitioner).values()) if scenario != "shared" else [0]
     for rank, scenarios in enumerate(jobs[job]):
         traffic = scenarios[scenario]["traffic"]
         assert [t for t in traffic if t[0] not in ("Send", "Recv")] == collectives(n_classes), (rank, traffic)
@@ -129,6 +129,8 @@ def test_builders_are_the_class_representatives_and_rank_zero_records_each_class
         assert scenarios["per-class"]["built"] == (rank in representatives.values())
         assert scenarios["shared"]["builders"] == [0]
         assert scenarios["shared"]["built"] == (rank == 0)
+        assert not scenarios["per-class"]["made"] and not scenarios["shared"]["made"]  # every build found
+        assert scenarios["one-makes"]["made"]  # made by one builder, known on every rank
     asked = jobs[job][0]["per-class"]["asked"]
     expected = [
         [code_path.name, [r for r in range(size) if code_path_class(partitioner, r) == code_path]]

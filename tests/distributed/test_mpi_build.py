@@ -261,7 +261,8 @@ def test_a_split_build_builds_the_inner_component_once_per_key_and_runs_the_oute
     root = tmp_path / "cache"
     process, found = worker(6, root, "--cube", "--layout", "1x1", "--outer", "--split-depth", "1", timeout=240)
     assert_all_ran_and_match(found, 6, process.stdout)
-    assert [r["built"] for r in found] == ["1", "0", "0", "0", "0", "0"]  # one key: rank 0 builds it
+    # one key, obtained by each rank alone inside the Python body: one rank builds it under the key's lock
+    assert sorted(r["built"] for r in found) == ["0", "0", "0", "0", "0", "1"]
     assert sorted(path.parent.parent.name for path in root.glob("*/*/COMPLETE")) == ["EdgeModel.__call__"]
     assert process.stdout.count(": split build (") == 1, process.stdout[-3000:]  # said once, by rank 0
 
@@ -274,6 +275,19 @@ def test_a_split_build_builds_the_inner_component_once_per_key_and_runs_the_oute
     assert sorted(path.parent.parent.name for path in root.glob("*/*/COMPLETE")) == [
         "EdgeModel.__call__", "Outer.__call__",
     ]
+
+
+def test_a_split_body_that_calls_a_component_on_some_ranks_only_neither_hangs_nor_mispairs(tmp_path):
+    """Outer's Python body calls EdgeModel on even ranks only: the odd ranks never obtain its program."""
+    root = tmp_path / "cache"
+    divergent = ("--cube", "--layout", "1x1", "--outer", "--split-depth", "1", "--even-ranks-call-inner")
+    process, found = worker(6, root, *divergent, timeout=240)
+    assert_all_ran_and_match(found, 6, process.stdout)
+    assert sorted(r["built"] for r in found) == ["0", "0", "0", "0", "0", "1"]
+    assert sorted(r["rank"] for r in found if r["load_s"] != "-1.000") == ["0", "2", "4"]  # the callers loaded it
+    process, found = worker(6, root, *divergent, "--mode", "Run")  # found by the callers, nothing built
+    assert_all_ran_and_match(found, 6, process.stdout)
+    assert builds_in(root) == 1
 
 
 def test_split_at_edited_agrees_on_every_rank_and_splits_only_after_an_edit_inside_the_component(tmp_path):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -210,6 +211,8 @@ def test_split_at_edited_rebuilds_the_edited_component_and_nothing_when_the_whol
     _, built, messages = run(0.25)  # nothing to compare with: one program
     assert built == ["Tree.__call__"]
     assert any("Tree.__call__: split_at edited: one program, as there is no earlier build" in m for m in messages)
+    assert re.fullmatch(r"built 1 of 1 program \(Tree.__call__\), found 0 in the cache: parse [\d.]+ s, "
+                        r"optimize [\d.]+ s, compile [\d.]+ s; loaded in [\d.]+ s", _first_call(messages))
 
     _, built, messages = run(0.375)  # the edit is in Target, which runs Smooth.__call__ as Right's Smooth does
     assert built == ["Smooth.__call__", "StencilCall_axpy.__call__", "Target.__call__"]  # Left calls axpy itself
@@ -217,14 +220,28 @@ def test_split_at_edited_rebuilds_the_edited_component_and_nothing_when_the_whol
                "earlier build" in m and "differs only inside them" in m for m in messages), messages
     assert any("Left.__call__: split build (split_at Smooth,Target): runs its Python body, as it holds parts[0]"
                in m for m in messages), messages
+    # one line for the whole first call, naming what was built, in the order of the calls
+    assert re.fullmatch(r"built 3 of 3 programs \(Target.__call__, StencilCall_axpy.__call__, Smooth.__call__\), "
+                        r"found 0 in the cache: parse [\d.]+ s, optimize [\d.]+ s, compile [\d.]+ s; "
+                        r"loaded in [\d.]+ s", _first_call(messages)), _first_call(messages)
 
-    _, built, _ = run(0.5)  # another edit of the same component: Right's Smooth is found
+    _, built, messages = run(0.5)  # another edit of the same component: Right's Smooth is found
     assert built == ["Target.__call__"]
+    assert re.fullmatch(r"built 1 of 3 programs \(Target.__call__\), found 2 in the cache: parse [\d.]+ s, "
+                        r"optimize [\d.]+ s, compile [\d.]+ s; loaded in [\d.]+ s", _first_call(messages))
 
     _, built, messages = run(0.25)  # the edits undone: the whole program is found again
     assert built == []
     assert any("Tree.__call__: split_at edited: one program, as its build was found" in m for m in messages)
     assert any("Tree.__call__: loaded from cache" in m for m in messages)
+    assert re.fullmatch(r"built 0 of 1 program, found 1 in the cache; loaded in [\d.]+ s", _first_call(messages))
+
+
+def _first_call(messages: list[str]) -> str:
+    """The one first-call summary of the model's call (orchestra.first_call_report), after its duration."""
+    lines = [m for m in messages if m.startswith("Tree.__call__: first call ")]
+    assert len(lines) == 1, messages
+    return lines[0].split(" s: ", 1)[1]
 
 
 def _inputs(**changes) -> dict:
