@@ -250,12 +250,12 @@ class OrchestratedProgram:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._reported:
             return self._call(args, kwargs)
-        with first_call_report.collecting() as obtained:  # None inside an outer first call
+        with first_call_report.collecting() as first_call:  # None inside an outer first call
             start = time.perf_counter()
             result = self._call(args, kwargs)
         self._reported = True
-        if obtained and self.config.rank == 0:
-            log.info("%s", first_call_report.summary(self.label, time.perf_counter() - start, obtained))
+        if first_call is not None and first_call.obtained and self.config.rank == 0:
+            log.info("%s", first_call_report.summary(self.label, time.perf_counter() - start, first_call))
         return result
 
     def _call(self, args: tuple, kwargs: dict) -> Any:
@@ -439,7 +439,7 @@ class OrchestratedProgram:
             if config.rank == 0:
                 log.info("%s: loaded from cache %s in %.2f s", self.label, entry.path, loaded.seconds)
             first_call_report.record(first_call_report.Obtained(
-                self.label, ensured.built_anywhere, entry.manifest.stage_seconds, loaded.seconds
+                self.label, ensured.built_anywhere, entry.manifest.created, entry.manifest.stage_seconds, loaded.seconds
             ))
             origin = {
                 "key": keyed.key, "entry": str(entry.path), "library": entry.manifest.library,

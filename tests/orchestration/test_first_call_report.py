@@ -2,30 +2,55 @@
 
 from __future__ import annotations
 
+import datetime
+
 from orchestra import first_call_report
-from orchestra.first_call_report import Obtained, collecting, record, summary
+from orchestra.first_call_report import FirstCall, Obtained, collecting, record, summary
 
 TIMES = {"parse": 1.0, "optimize": 2.0, "compile": 3.0}
+STARTED = datetime.datetime(2026, 11, 26, 7, 0, 0, 600000, tzinfo=datetime.timezone.utc)
+
+
+def _at(seconds_after_start: int) -> str:
+    """A manifest's ``created`` (to the second) this many seconds after the call started."""
+    moment = STARTED.replace(microsecond=0) + datetime.timedelta(seconds=seconds_after_start)
+    return moment.isoformat(timespec="seconds")
 
 
 def test_the_line_counts_programs_names_those_built_and_sums_their_stages():
-    obtained = [Obtained(f"C{i}.__call__", i % 2 == 0, TIMES, 0.25) for i in range(12)]
-    assert summary("Model.__call__", 7.04, obtained) == (
+    first_call = FirstCall(started=STARTED.timestamp())
+    first_call.obtained = [Obtained(f"C{i}.__call__", i % 2 == 0, _at(-3600), TIMES, 0.25) for i in range(12)]
+    assert summary("Model.__call__", 7.04, first_call) == (
         "Model.__call__: first call 7.0 s: built 6 of 12 programs (C0.__call__, C2.__call__, C4.__call__, "
         "C6.__call__, ...), found 6 in the cache: parse 6.0 s, optimize 12.0 s, compile 18.0 s; loaded in 3.00 s"
     )
     # a build whose manifest kept no stage times (written before they were kept) is counted, not timed
-    assert summary("M", 1.0, [Obtained("M", True, {}, 0.5)]) == (
+    first_call.obtained = [Obtained("M", True, _at(0), {}, 0.5)]
+    assert summary("M", 1.0, first_call) == (
         "M: first call 1.0 s: built 1 of 1 program (M), found 0 in the cache; loaded in 0.50 s"
     )
 
 
+def test_a_program_obtained_alone_counts_as_built_when_published_during_the_call():
+    """Another rank won the key's lock and built it (the manifest is newer than the call): built, not found."""
+    first_call = FirstCall(started=STARTED.timestamp())
+    during = Obtained("Won.__call__", False, _at(1), TIMES, 0.1)  # published in the next second
+    later = Obtained("Later.__call__", False, _at(5), TIMES, 0.1)
+    # published in the second the call started in, a moment before it (the time has no fraction): found
+    same_second = Obtained("Just.__call__", False, _at(0), TIMES, 0.1)
+    before = Obtained("Old.__call__", False, _at(-1), TIMES, 0.1)
+    odd = Obtained("Odd.__call__", False, "yesterday", TIMES, 0.1)
+    assert [first_call.built(item) for item in (during, later, same_second, before, odd)] == [
+        True, True, False, False, False
+    ]
+
+
 def test_only_the_outermost_call_collects_and_nothing_is_kept_outside_one():
-    record(Obtained("Outside", True, TIMES, 0.0))  # no call collects: dropped
+    record(Obtained("Outside", True, _at(0), TIMES, 0.0))  # no call collects: dropped
     with collecting() as outer:
         with collecting() as inner:
             assert inner is None  # a nested orchestrated call reports into the outer one
-            record(Obtained("Inner", False, {}, 0.1))
-        record(Obtained("Outer", True, TIMES, 0.2))
-    assert [item.label for item in outer] == ["Inner", "Outer"]
+            record(Obtained("Inner", False, _at(0), {}, 0.1))
+        record(Obtained("Outer", True, _at(0), TIMES, 0.2))
+    assert [item.label for item in outer.obtained] == ["Inner", "Outer"]
     assert first_call_report._COLLECTING.get() is None
