@@ -146,3 +146,14 @@ def test_driver_refuses_the_wrong_number_of_ranks(tmp_path):
     )
     assert result.returncode == 2
     assert "needs 24 ranks" in result.stderr and "mpirun -n 24" in result.stderr
+
+
+def test_reading_a_configuration_imports_neither_gt4py_nor_dace():
+    """scripts/run.sh reads the rank count before mpirun: importing gt4py there cost about 3 s of every launch."""
+    probe = (
+        "import sys; from driver.config import load_config; load_config('configs/c24_case2.yaml'); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'gt4py', 'dace', 'mpi4py', 'orchestra'}))"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
