@@ -428,7 +428,7 @@ class OrchestratedProgram:
                 lowering_helpers=config.lowering_helpers,
                 # alone, a rank does not know how many of its node's ranks build at once: no processes by default
                 build_processes=0 if alone and config.build_processes is None else config.build_processes,
-                log_rank=config.rank,
+                alone_rank=config.rank if alone else None,
             )
             self.build_seconds = ensured.seconds_here
             self.built_here = self.build_seconds is not None

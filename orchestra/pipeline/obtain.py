@@ -92,13 +92,15 @@ def ensure_built(
     may_build: bool,
     lowering_helpers: Optional[int] = None,
     build_processes: Optional[int] = None,
-    log_rank: Optional[int] = None,
+    alone_rank: Optional[int] = None,
 ) -> Ensured:
     """Collectively: every rank's key has a valid entry once this returns on any rank.
 
     Returns the seconds of the build this rank made (None if it made none),
-    and whether any rank made one. ``log_rank``: the rank the build logs name
-    (default: the coordinator's; a rank obtaining alone is rank 0 of its coordinator).
+    and whether any rank made one. ``alone_rank``: this rank's number in its
+    job when it obtains the program alone (``coordinator`` without a
+    communicator, where it is rank 0): the build logs name it, and only the
+    job's rank 0 records what the run asks for.
     While a build runs, up to ``lowering_helpers`` (None: all) of the ranks
     waiting for it lower its stencils ahead (:mod:`orchestra.pipeline.lower_ahead`),
     and a building rank starts ``build_processes`` processes to do the same
@@ -107,13 +109,15 @@ def ensure_built(
     request = keyed.request
     records = coordinator.check_agreement(keyed.key, keyed.inputs, request.code_path, request.tile)
     asked = coordinator.gather_requests(records, keyed.inputs, request.code_path)
+    if alone_rank not in (None, 0):
+        asked = []  # one rank's record is enough (`orchestra cache explain`)
     coordinator.collectively(lambda: _record(store, keyed, asked), f"recording the builds {keyed.label} asks for")
     built: list[Optional[float]] = [None]
 
     processes = _process_count(build_processes, coordinator, records) if may_build else 0
 
     def build() -> bool:
-        rank = coordinator.rank if log_rank is None else log_rank
+        rank = coordinator.rank if alone_rank is None else alone_rank
         built[0] = cached_build(keyed, store, may_build, coordinator.timeout_s, rank, processes)
         return built[0] is not None
 
