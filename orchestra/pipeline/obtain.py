@@ -85,6 +85,16 @@ def cached_build(
         return build_and_publish(keyed, store, rank, processes).seconds
 
 
+@dataclasses.dataclass(frozen=True)
+class Ensured:
+    """What :func:`ensure_built` did."""
+
+    #: seconds of the build this rank made; None if it made none
+    seconds_here: Optional[float]
+    #: some rank of the job made a build of this program (False: every rank's build was found)
+    built_anywhere: bool
+
+
 def ensure_built(
     keyed: KeyedRequest,
     store: BuildStore,
@@ -124,16 +134,6 @@ def ensure_built(
     helping = lowering_work(keyed.callees, records, coordinator.rank, lowering_helpers) if may_build else []
     round_ = coordinator.run(records, keyed.key, build, keyed.label, helping, START_AFTER_S)
     return Ensured(built[0], round_.built_anywhere)
-
-
-@dataclasses.dataclass(frozen=True)
-class Ensured:
-    """What :func:`ensure_built` did."""
-
-    #: seconds of the build this rank made; None if it made none
-    seconds_here: Optional[float]
-    #: some rank of the job made a build of this program (False: every rank's build was found)
-    built_anywhere: bool
 
 
 def _process_count(configured: Optional[int], coordinator: BuildCoordinator, records: KeyTable) -> int:
