@@ -18,7 +18,11 @@ every rank holds.
 A waiting rank starts only after :data:`START_AFTER_S` (a build that is
 found in the cache ends sooner, so a warm start lowers nothing), checks
 between stencils whether the builds ended, and stops then. A stencil that
-fails to lower is left to the builder, whose parse reports the error.
+fails to lower is left to the builder, whose parse reports the error. What
+DaCe and gt4py warn while a waiting rank lowers (dozens of lines about
+connectors per stencil) is logged at debug level, not printed: the builder
+keeps its own warnings in the build's ``build_warnings.log``, and a stencil
+lowered ahead would otherwise print them once per waiting rank.
 ``DaceConfig.lowering_helpers`` (``ORCHESTRA_LOWERING_HELPERS``) caps how many
 waiting ranks per key help (0: none); by default every waiting rank may.
 """
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from typing import Any, Callable, Optional
 
 from orchestra.key_agreement import KeyTable
@@ -80,7 +85,10 @@ def _lowering(stencil: Any, rank: int) -> Callable[[], None]:
     def lower() -> None:
         start = time.perf_counter()
         try:
-            lowered = stencil.lower_ahead()
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                lowered = stencil.lower_ahead()
+            _log_warnings(caught, stencil, rank)
         except Exception as error:  # the builder lowers it and reports what is wrong
             log.debug(
                 "[rank %d] lowering %r ahead failed (%s: %s); the builder lowers it",
@@ -91,3 +99,15 @@ def _lowering(stencil: Any, rank: int) -> Callable[[], None]:
             log.debug("[rank %d] lowered %r ahead of the build in %.1f s", rank, stencil, time.perf_counter() - start)
 
     return lower
+
+
+def _log_warnings(caught: list, stencil: Any, rank: int) -> None:
+    """What lowering ``stencil`` warned, at debug level (distinct messages, with their counts)."""
+    if not caught:
+        return
+    counts: dict[str, int] = {}
+    for warning in caught:
+        text = f"{warning.category.__name__}: {warning.message}"
+        counts[text] = counts.get(text, 0) + 1
+    listed = "; ".join(text if count == 1 else f"{text} (x{count})" for text, count in counts.items())
+    log.debug("[rank %d] lowering %r ahead warned: %s", rank, stencil, listed)

@@ -9,7 +9,9 @@ job lowering ahead for real is in ``test_mpi_build.py``.)
 
 from __future__ import annotations
 
+import logging
 import time
+import warnings
 
 import pytest
 
@@ -48,6 +50,9 @@ class _Stencil:
         self.calls.append(self.name)
         if self.name == "broken":
             raise ValueError("cannot lower")
+        if self.name == "noisy":  # as DaCe warns about each connector while gt4py lowers
+            for node in ("du_gen_0", "dv_gen_0", "du_gen_0"):
+                warnings.warn(f"Tried to remove `None` from the in-connectors of node {node}", UserWarning)
         return True
 
 
@@ -65,6 +70,20 @@ def test_stencils_are_grouped_by_content_id_and_a_failure_is_left_to_the_builder
         item()  # the broken stencil's error does not escape
     assert calls == ["first", "other_origin", "broken"]
     assert lowering_work(callees, table, 0, None) == []  # the builder lowers while parsing
+
+
+def test_what_lowering_ahead_warns_goes_to_the_debug_log_not_to_the_output(caplog):
+    noisy = _Stencil("1", "noisy", [])
+    (item,) = lowering_work((noisy,), KeyTable.shared("k", 2, builder=0), 1, None)
+    with warnings.catch_warnings(record=True) as escaped, caplog.at_level(logging.DEBUG, logger="orchestra"):
+        warnings.simplefilter("always")
+        item()
+    assert escaped == []
+    (record,) = [record for record in caplog.records if "warned" in record.getMessage()]
+    message = record.getMessage()
+    assert record.levelno == logging.DEBUG and "[rank 1]" in message
+    assert "UserWarning: Tried to remove `None` from the in-connectors of node du_gen_0 (x2)" in message
+    assert message.endswith("node dv_gen_0")
 
 
 class _Request:
