@@ -6,6 +6,14 @@ here print ``rank N: <traceback>`` (every line prefixed, so interleaved output
 stays readable) and call ``MPI_Abort``, which ends every rank with a non-zero
 exit code.
 
+One message per job, not one per rank: when every rank fails the same way (a
+bug in the model's set-up, a missing build each rank finds alone, Ctrl-C),
+rank 0 reports at once and the other ranks wait :data:`_REPORT_GRACE_S`
+before reporting, so rank 0's abort usually ends them first. A failure on
+other ranks only is reported by them, that much later. An error orchestra
+marks ``collective`` (raised on every rank by a collective step) is never
+reported by the other ranks.
+
 mpi4py is imported only when a helper is used without an explicit
 communicator, so importing :mod:`orchestra.comm` does not initialize MPI.
 """
@@ -39,17 +47,16 @@ def _report_and_abort(
 ) -> None:
     rank = mpi_comm.Get_rank()
     sys.stdout.flush()
-    if getattr(exc, "collective", False) and rank != 0:
-        # Every rank raised the same error (orchestra's collective steps): rank 0 reports
-        # it; the others give it a moment to do so before ending the job.
+    if rank != 0:
+        # If rank 0 fails too (often the same error), its report and abort come first.
         time.sleep(_REPORT_GRACE_S)
-    else:
+    if rank == 0 or not getattr(exc, "collective", False):
         sys.stderr.write(_report(rank, exc_type, exc, tb))
         sys.stderr.flush()
     mpi_comm.Abort(exit_code)
 
 
-#: Seconds the other ranks wait for rank 0 to print a collective error.
+#: Seconds the other ranks give rank 0 to report and abort before they report.
 _REPORT_GRACE_S = 2.0
 
 

@@ -1,4 +1,10 @@
-"""Every rank fails one collective step with the same orchestra error (see test_mpi_abort_report.py)."""
+"""Ranks fail with the same error; the job must report it once (see test_mpi_abort_report.py).
+
+Modes: ``all``/``one``: every rank, or rank 1 only, fails one collective step
+with an orchestra error. ``alone``: every rank raises that error outside any
+collective (as ranks obtaining programs alone in a split body do).
+``bug``: every rank raises the same plain exception (a bug in the model's set-up).
+"""
 
 import sys
 
@@ -14,9 +20,14 @@ class World:
 
 
 def fail() -> None:
-    if sys.argv[1] == "all" or MPI.COMM_WORLD.Get_rank() == 1:
+    if sys.argv[1] in ("all", "alone") or MPI.COMM_WORLD.Get_rank() == 1:
         raise MissingBuildError("no usable build of Model.__call__: build it first with FV3_DACEMODE=Build")
 
 
 with abort_on_exception():
-    BuildCoordinator(World()).collectively(fail, "loading Model.__call__")
+    if sys.argv[1] == "alone":
+        fail()
+    elif sys.argv[1] == "bug":
+        raise KeyError("no such field in the model's state: 'vorticity'")
+    else:
+        BuildCoordinator(World()).collectively(fail, "loading Model.__call__")
