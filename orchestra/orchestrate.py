@@ -39,7 +39,7 @@ from orchestra.pipeline.request import BuildRequest
 from orchestra.pipeline.stages import OptimizeOptions
 from orchestra.python_body_stencils import reset_body_config, set_body_config
 from orchestra.replay.record import RecordPlan
-from orchestra.split_builds import EDITED, agreed_edited_split, named_component_below
+from orchestra.split_builds import EDITED, agreed_edited_split, edit_hint, named_component_below
 from orchestra.timings import ProgramClock
 from orchestra.toolchain import GpuTarget, dace_settings, prepare_gt4py
 
@@ -432,6 +432,10 @@ class OrchestratedProgram:
             )
             self.build_seconds = ensured.seconds_here
             self.built_here = self.build_seconds is not None
+            if self.built_here and config.rank == 0 and not alone and EDITED not in config.split_at:
+                hint = edit_hint(keyed, store, self.method_object)
+                if hint is not None:
+                    log.info("%s: %s", self.label, hint)
             if mode is DaCeOrchestration.Build:
                 return self._end_build_only(coordinator)
             entry, loaded = load_entry(keyed, store, coordinator)

@@ -24,7 +24,9 @@ those of each earlier build of the program and names the classes of the
 orchestrated components every difference lies inside (None when a
 difference lies outside all of them); :func:`agreed_edited_split` takes the
 earlier build that differs inside the fewest classes, or builds the whole
-program as usual when none does.
+program as usual when none does. Without ``split_at``, :func:`edit_hint`
+tells a developer whose whole program was rebuilt for such an edit that
+``edited`` would rebuild less.
 """
 
 from __future__ import annotations
@@ -203,3 +205,27 @@ def agreed_edited_split(
     if agreed and not names:
         reason = "another rank's key differs from its earlier build only inside them"
     return agreed, reason
+
+
+def edit_hint(keyed: "KeyedRequest", store: "BuildStore", obj: Any) -> Optional[str]:
+    """After a whole rebuild of ``obj``'s outermost program: the hint to split at the edit, if it would help.
+
+    Some text when the closest earlier build of the program differs from
+    this one only inside orchestrated components below it (what
+    ``split_at=("edited",)`` would have rebuilt alone from the next edit
+    there on); None otherwise, or when the earlier builds cannot be read.
+    """
+    try:
+        closest = store.closest(keyed.label, keyed.inputs, other_than=keyed.key)
+        if not closest:
+            return None
+        names = edited_classes(keyed.inputs, closest[0][0].manifest.inputs, orchestrated_classes(obj))
+    except Exception:  # a hint must never fail a call
+        return None
+    if not names:
+        return None
+    listed = ", ".join(sorted(names))
+    return (f"the whole program was rebuilt for a change inside {listed} (against the earlier build "
+            f"{closest[0][0].key[:12]}); with ORCHESTRA_SPLIT_AT={EDITED} (DaceConfig(split_at=('{EDITED}',))) "
+            f"such an edit rebuilds {listed} alone, from its second edit on (docs/orchestration.md, "
+            f"'Rebuild only what you edited')")

@@ -227,6 +227,7 @@ def test_split_at_edited_rebuilds_the_edited_component_and_nothing_when_the_whol
 
     _, built, messages = run(0.5)  # another edit of the same component: Right's Smooth is found
     assert built == ["Target.__call__"]
+    assert not any("ORCHESTRA_SPLIT_AT" in m for m in messages)  # the hint is for whole builds only
     assert re.fullmatch(r"built 1 of 3 programs \(Target.__call__\), found 2 in the cache: parse [\d.]+ s, "
                         r"optimize [\d.]+ s, compile [\d.]+ s; loaded in [\d.]+ s", _first_call(messages))
 
@@ -235,6 +236,29 @@ def test_split_at_edited_rebuilds_the_edited_component_and_nothing_when_the_whol
     assert any("Tree.__call__: split_at edited: one program, as its build was found" in m for m in messages)
     assert any("Tree.__call__: loaded from cache" in m for m in messages)
     assert re.fullmatch(r"built 0 of 1 program, found 1 in the cache; loaded in [\d.]+ s", _first_call(messages))
+
+
+def test_a_whole_rebuild_for_an_edit_inside_a_component_hints_at_split_at_edited(tmp_path, caplog):
+    def messages_of(weight: float, **settings) -> list[str]:
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="orchestra"):
+            _run(tmp_path / "cache", split_depth=0, first_weight=weight, model_class=Tree, **settings)
+        return [r.getMessage() for r in caplog.records]
+
+    assert not any("ORCHESTRA_SPLIT_AT" in m for m in messages_of(0.25))  # a first build: nothing to compare
+    (hint,) = [m for m in messages_of(0.375) if "ORCHESTRA_SPLIT_AT" in m]  # the edit is inside Target
+    assert hint.startswith("Tree.__call__: the whole program was rebuilt for a change inside Smooth, Target "
+                           "(against the earlier build "), hint
+    assert "with ORCHESTRA_SPLIT_AT=edited (DaceConfig(split_at=('edited',))) such an edit rebuilds Smooth, " \
+           "Target alone" in hint
+    assert not any("ORCHESTRA_SPLIT_AT" in m for m in messages_of(0.25))  # found: nothing rebuilt
+    # a change outside every component (the stencils' domain, in the whole program's arguments): no hint
+    global SHAPE
+    shape, SHAPE = SHAPE, (7, 5, 3)
+    try:
+        assert not any("ORCHESTRA_SPLIT_AT" in m for m in messages_of(0.25))
+    finally:
+        SHAPE = shape
 
 
 def _first_call(messages: list[str]) -> str:
