@@ -151,6 +151,17 @@ def _owning_classes(path: str, trees: list[Mapping[str, Any]], classes: Mapping[
     return None
 
 
+def _narrowest_split(keyed: "KeyedRequest", closest: list, classes: Mapping[str, set[str]]) -> Optional[tuple]:
+    """``(classes, entry)`` of the earlier build (of ``closest``) that differs inside the fewest classes.
+
+    Only builds that differ from ``keyed`` inside components count; the
+    closest comes first among equals. None when there is none.
+    """
+    splits = [(names, entry) for entry, _ in closest
+              if (names := edited_classes(keyed.inputs, entry.manifest.inputs, classes)) is not None]
+    return min(splits, key=lambda split: len(split[0])) if splits else None
+
+
 def agreed_edited_split(
     keyed: "KeyedRequest", store: "BuildStore", coordinator: "BuildCoordinator", obj: Any
 ) -> tuple[tuple[str, ...], str]:
@@ -176,15 +187,13 @@ def agreed_edited_split(
             closest = store.closest(keyed.label, keyed.inputs, other_than=keyed.key)
             if not closest:
                 return None, "there is no earlier build of it to compare with"
-            # the earlier build that differs inside the fewest classes (the closest first among equals)
-            splits = [(names, entry) for entry, _ in closest
-                      if (names := edited_classes(keyed.inputs, entry.manifest.inputs, classes)) is not None]
+            split = _narrowest_split(keyed, closest, classes)
         except Exception as error:  # an unreadable earlier build must not stop this one: build it whole
             return None, f"its earlier builds could not be compared ({type(error).__name__}: {error})"
-        if not splits:
+        if split is None:
             return None, (f"it differs from every earlier build outside its components (the closest: "
                           f"{closest[0][0].key[:12]})")
-        names, entry = min(splits, key=lambda split: len(split[0]))
+        names, entry = split
         return names, f"the earlier build {entry.key[:12]} differs only inside them"
 
     names, reason = coordinator.collectively(local, f"comparing {keyed.label} with its earlier builds")
@@ -210,22 +219,22 @@ def agreed_edited_split(
 def edit_hint(keyed: "KeyedRequest", store: "BuildStore", obj: Any) -> Optional[str]:
     """After a whole rebuild of ``obj``'s outermost program: the hint to split at the edit, if it would help.
 
-    Some text when the closest earlier build of the program differs from
-    this one only inside orchestrated components below it (what
-    ``split_at=("edited",)`` would have rebuilt alone from the next edit
-    there on); None otherwise, or when the earlier builds cannot be read.
+    Some text when an earlier build of the program differs from this one
+    only inside orchestrated components below it (what ``split_at=("edited",)``
+    would have rebuilt alone from the next edit there on), naming the
+    components as the edited split would; None otherwise, or when the
+    earlier builds cannot be read.
     """
     try:
-        closest = store.closest(keyed.label, keyed.inputs, other_than=keyed.key)
-        if not closest:
-            return None
-        names = edited_classes(keyed.inputs, closest[0][0].manifest.inputs, orchestrated_classes(obj))
+        split = _narrowest_split(keyed, store.closest(keyed.label, keyed.inputs, other_than=keyed.key),
+                                 orchestrated_classes(obj))
     except Exception:  # a hint must never fail a call
         return None
-    if not names:
+    if split is None or not split[0]:
         return None
+    names, entry = split
     listed = ", ".join(sorted(names))
     return (f"the whole program was rebuilt for a change inside {listed} (against the earlier build "
-            f"{closest[0][0].key[:12]}); with ORCHESTRA_SPLIT_AT={EDITED} (DaceConfig(split_at=('{EDITED}',))) "
+            f"{entry.key[:12]}); with ORCHESTRA_SPLIT_AT={EDITED} (DaceConfig(split_at=('{EDITED}',))) "
             f"such an edit rebuilds {listed} alone, from its second edit on (docs/orchestration.md, "
             f"'Rebuild only what you edited')")

@@ -348,7 +348,7 @@ def test_the_edited_split_compares_with_the_earlier_build_that_differs_inside_th
     from types import SimpleNamespace
 
     from orchestra.distributed import BuildCoordinator
-    from orchestra.split_builds import agreed_edited_split
+    from orchestra.split_builds import agreed_edited_split, edit_hint
 
     def build(key: str, inputs: dict) -> SimpleNamespace:
         return SimpleNamespace(key=key, manifest=SimpleNamespace(inputs=inputs))
@@ -377,7 +377,11 @@ def test_the_edited_split_compares_with_the_earlier_build_that_differs_inside_th
         setattr(root, name, component)
     names, reason = agreed_edited_split(keyed, Store(), BuildCoordinator(None), root)
     assert names == ("A",) and reason == "the earlier build one differs only inside them"
+    # a whole rebuild's hint names the same component and build, not the closest one
+    assert edit_hint(keyed, Store(), root).startswith(
+        "the whole program was rebuilt for a change inside A (against the earlier build one); ")
 
     earlier[:] = [build("older", older_orchestra)]  # nothing splittable left: one program
     names, reason = agreed_edited_split(keyed, Store(), BuildCoordinator(None), root)
     assert names == () and "differs from every earlier build outside its components (the closest: older)" in reason
+    assert edit_hint(keyed, Store(), root) is None
