@@ -126,7 +126,7 @@ def edited_classes(
     sources = [current.get("source", {}), earlier.get("source", {})]
     for function in set(sources[0]) | set(sources[1]):
         if sources[0].get(function) != sources[1].get(function):
-            running = [path for tree in trees for path, node in tree.items() if node.get("function") == function]
+            running = [path for tree in trees for path, node in tree.items() if _runs(node, function)]
             if not running:
                 return None  # reached through globals only, or the program's own function
             changed_nodes.extend(running)
@@ -137,6 +137,19 @@ def edited_classes(
             return None
         found |= owner
     return frozenset(found)
+
+
+def _runs(node: Mapping[str, Any], function: str) -> bool:
+    """Whether a call-tree node runs ``function``: as its own, or as the definition of a stencil it calls.
+
+    A stencil's definition is keyed by source when a function reaches it by
+    a global name (``self.flux(...)`` names the module's ``flux`` too, as
+    the key reads names conservatively); an edit of it belongs to the
+    components that call the stencil.
+    """
+    return node.get("function") == function or any(
+        callee.get("stencil") == function for callee in node.get("callees", {}).values()
+    )
 
 
 def _owning_classes(path: str, trees: list[Mapping[str, Any]], classes: Mapping[str, set[str]]) -> Optional[set[str]]:

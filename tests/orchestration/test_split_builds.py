@@ -273,11 +273,12 @@ def _inputs(**changes) -> dict:
     inputs = {
         "arguments": {"x": "f8[6,5,3]"},
         "source": {"m.Root.__call__": "r0", "m.A.__call__": "a0", "m.B.__call__": "b0", "m.helper": "h0",
-                   "m.only_through_globals": "g0"},
+                   "m.only_through_globals": "g0", "m.g": "s0"},
         "call_tree": {
             "A.__call__": {"function": "m.A.__call__", "scalars": {"self.w": 1.0}, "callees": {}},
             "A.__call__/helper": {"function": "m.helper", "scalars": {}, "callees": {"S(f)": {"gt_id": "1"}}},
-            "B.__call__": {"function": "m.B.__call__", "scalars": {}, "callees": {"S(g)": {"gt_id": "2"}}},
+            "B.__call__": {"function": "m.B.__call__", "scalars": {},
+                           "callees": {"S(g)": {"stencil": "m.g", "gt_id": "2"}}},
             "plain": {"function": "m.plain", "scalars": {"k": 1}, "callees": {}},
         },
     }
@@ -299,6 +300,7 @@ def _inputs(**changes) -> dict:
     ({"call_tree:plain:scalars": {"k": 2}}, None),  # a node in no component
     ({"source:m.Root.__call__": "r1"}, None),  # the program's own body
     ({"source:m.only_through_globals": "g1"}, None),  # reached through globals, not a node
+    ({"source:m.g": "s1"}, {"B"}),  # the definition of a stencil B calls (keyed as a global: self.g names it)
     ({"arguments": {"x": "f4[6,5,3]"}}, None),  # anything outside the call tree
 ])
 def test_edited_classes_names_the_components_holding_every_difference(changes, expected):
