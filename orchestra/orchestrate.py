@@ -53,6 +53,8 @@ _SPLIT_DEPTH: contextvars.ContextVar[int] = contextvars.ContextVar("orchestra_sp
 _EDITED_SPLIT: contextvars.ContextVar[Optional[tuple[str, ...]]] = contextvars.ContextVar(
     "orchestra_edited_split", default=None
 )
+#: The objects whose Python bodies run around this call in a split build, outermost first.
+_RUNNING_BODIES: contextvars.ContextVar[tuple[Any, ...]] = contextvars.ContextVar("orchestra_running_bodies", default=())
 #: Programs whose split-build line was logged (one line per program name, not per object or call).
 _SPLIT_LOGGED: set[str] = set()
 
@@ -326,11 +328,13 @@ class OrchestratedProgram:
                              "orchestrated components it calls are each built on their own", self.label,
                              ",".join(self._split_names()), self._split_path())
         token, body = _SPLIT_DEPTH.set(depth + 1), set_body_config(self.config, orchestrate)
+        running = _RUNNING_BODIES.set(_RUNNING_BODIES.get() + (self.method_object,))
         try:
             if self.method_object is not None:
                 return self.function(self.method_object, *args, **kwargs)
             return self.function(*args, **kwargs)
         finally:
+            _RUNNING_BODIES.reset(running)
             reset_body_config(body)
             _SPLIT_DEPTH.reset(token)
 
@@ -355,7 +359,7 @@ class OrchestratedProgram:
         if not names:
             return None
         if self._held_split is None or self._held_split[0] != names:  # the component tree is set up by now
-            self._held_split = (names, named_component_below(self.method_object, names))
+            self._held_split = (names, named_component_below(self.method_object, names, _RUNNING_BODIES.get()))
         return self._held_split[1]
 
     def _decides_edited_split(self) -> bool:

@@ -52,19 +52,24 @@ def _orchestrated(value: Any) -> bool:
     return "__orchestra_programs__" in getattr(value, "__dict__", {})
 
 
-def named_component_below(obj: Any, names: tuple[str, ...]) -> Optional[str]:
+def named_component_below(obj: Any, names: tuple[str, ...], above: tuple[Any, ...] = ()) -> Optional[str]:
     """The attribute path to an orchestrated object below ``obj`` whose class is in ``names`` (None: none).
 
-    E.g. ``"stages[0].tendencies.hyperdiffusion"``; ``obj`` itself does not count.
+    E.g. ``"stages[0].tendencies.hyperdiffusion"``; ``obj`` itself does not
+    count. The walk does not enter the objects ``above`` (those whose Python
+    bodies are running around this call): a component holding its parent
+    (``self.owner = owner``) would otherwise reach its siblings through it.
+    Missing a component is never wrong, only less split: a call not split
+    is one program holding what it calls.
     """
     if not names or obj is None:
         return None
-    return next((where for where, item in _components_below(obj) if type(item).__name__ in names), None)
+    return next((where for where, item in _components_below(obj, above) if type(item).__name__ in names), None)
 
 
-def _components_below(obj: Any) -> Iterator[tuple[str, Any]]:
+def _components_below(obj: Any, above: tuple[Any, ...] = ()) -> Iterator[tuple[str, Any]]:
     """Breadth first (the shortest path first): each orchestrated object below ``obj``, once, with its path."""
-    seen = {id(obj)}
+    seen = {id(obj), *(id(item) for item in above)}
     frontier: list[tuple[Any, str]] = [(obj, "")]
     while frontier:
         current, path = frontier.pop(0)

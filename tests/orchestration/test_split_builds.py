@@ -177,6 +177,31 @@ def test_split_at_builds_the_named_component_alone_and_its_siblings_whole(tmp_pa
     assert _built(caplog) == ["Target.__call__"]  # Right's program was found
 
 
+class OwnerTree:
+    """A Tree whose right component holds the model it belongs to (a parent reference, as some models keep)."""
+
+    def __init__(self, config: DaceConfig, weight: float) -> None:
+        self.left, self.right = Left(config, weight), Right(config)
+        self.right.owner = self  # through it, Right reaches Left's Target: not a component Right calls
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self.left(x, y)
+        self.right(x, y)
+
+
+def test_split_at_does_not_walk_back_up_through_a_parent_reference(tmp_path, caplog, monkeypatch):
+    monkeypatch.setattr(orchestrate_module, "_SPLIT_LOGGED", set())
+    expected = _run(tmp_path / "python", mode="Python", split_depth=0, model_class=OwnerTree)
+    with caplog.at_level(logging.INFO, logger="orchestra"):
+        got = _run(tmp_path / "cache", split_depth=0, model_class=OwnerTree, split_at=("Target",))
+    for array, want in zip(got, expected):
+        np.testing.assert_array_equal(array, want)
+    # Right stays one program: the walk from it does not enter the model whose body is running
+    assert sorted(_built(caplog)) == ["Right.__call__", "StencilCall_axpy.__call__", "Target.__call__"]
+    assert not any(r.getMessage().startswith("Right.__call__: split build") for r in caplog.records)
+
+
 def test_split_at_names_classes_and_is_refused_in_build_mode(tmp_path, monkeypatch):
     from orchestra.errors import ConfigurationError
 
