@@ -14,6 +14,11 @@ The component's class is generated from the stencil's parameter list into
 a module file named by its text (the DaCe frontend parses source files), in
 the temporary directory; every stencil instance with the same identity
 (definition, externals, origin, domain) shares its program through the key.
+One array passed for several parameters (``self.smooth(q, q, out)``, which
+gt4py accepts) is one parameter of the generated method, passed on to each
+of the stencil's (``def __call__(self, q, out): self.stencil(q, q, out)``),
+as a whole program does; an orchestrated program refuses two of its own
+arguments that share memory, since it assumes they do not.
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ class {cls}:
         self.stencil = stencil
 
     def __call__(self, {parameters}):
-        self.stencil({parameters})
+        self.stencil({arguments})
 '''
 
 
@@ -84,16 +89,44 @@ def body_program(stencil: "FrozenStencil") -> Optional[Callable[..., Any]]:
 def _component(stencil: "FrozenStencil", config: "DaceConfig", orchestrate: Orchestrate) -> Callable[..., Any]:
     signature = inspect.signature(stencil.definition)
     parameters = list(signature.parameters)
-    cls = f"StencilCall_{stencil.name}"
-    text = _TEMPLATE.format(name=stencil.name, cls=cls, parameters=", ".join(parameters))
-    component = getattr(_generated_module(text), cls)(stencil)
-    orchestrate(obj=component, config=config)
+    components: dict[tuple[int, ...], Any] = {}  # by which parameters share an array
 
     def call(*args: Any, **kwargs: Any) -> None:
-        bound = signature.bind(*args, **kwargs)
-        component(*bound.arguments.values())
+        values = list(signature.bind(*args, **kwargs).arguments.values())
+        sharing = _sharing(values)
+        component = components.get(sharing)
+        if component is None:
+            component = components[sharing] = _orchestrated_call(stencil, parameters, sharing, config, orchestrate)
+        component(*(value for index, value in enumerate(values) if sharing[index] == index))
 
     return call
+
+
+def _sharing(values: list[Any]) -> tuple[int, ...]:
+    """For each value, the index of the first value that is the same array (its own index if none is)."""
+    from orchestra.array_like import data_token, is_array_like
+
+    first: dict[Any, int] = {}
+    return tuple(
+        first.setdefault(data_token(value) or ("object", id(value)), index) if is_array_like(value) else index
+        for index, value in enumerate(values)
+    )
+
+
+def _orchestrated_call(
+    stencil: "FrozenStencil", parameters: list[str], sharing: tuple[int, ...], config: "DaceConfig",
+    orchestrate: Orchestrate,
+) -> Any:
+    """The orchestrated one-stencil component whose parameters are those not sharing an earlier one's array."""
+    cls = f"StencilCall_{stencil.name}"
+    text = _TEMPLATE.format(
+        name=stencil.name, cls=cls,
+        parameters=", ".join(name for index, name in enumerate(parameters) if sharing[index] == index),
+        arguments=", ".join(parameters[source] for source in sharing),
+    )
+    component = getattr(_generated_module(text), cls)(stencil)
+    orchestrate(obj=component, config=config)
+    return component
 
 
 def _generated_module(text: str) -> Any:

@@ -337,6 +337,29 @@ def test_edited_classes_names_the_components_holding_every_difference(changes, e
 
 
 # --------------------------------------------------------------- stencils called from a Python body
+class AliasingModel:
+    def __init__(self, config: DaceConfig, first_weight: float) -> None:
+        self.smooth = Smooth(config, first_weight)
+        self.axpy = FrozenStencil(axpy, backend=config.backend, origin=(0, 0, 0), domain=SHAPE)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self.axpy(y, y, 0.5)  # one array for both fields (y = y + 0.5 * y), as gt4py allows
+        self.smooth(x, y)
+        self.axpy(x, y, 0.25)  # the same stencil with distinct arrays: another program
+
+
+def test_a_stencil_called_from_a_python_body_with_one_array_for_two_fields_computes_what_gt4py_does(
+    tmp_path, caplog
+):
+    expected = _run(tmp_path / "python", mode="Python", model_class=AliasingModel)
+    with caplog.at_level(logging.INFO, logger="orchestra"):
+        got = _run(tmp_path / "cache", model_class=AliasingModel)  # an orchestrated program refuses aliases
+    for array, want in zip(got, expected):
+        np.testing.assert_array_equal(array, want)
+    assert sorted(_built(caplog)) == ["Smooth.__call__", "StencilCall_axpy.__call__", "StencilCall_axpy.__call__"]
+
+
 class KeywordModel:
     def __init__(self, config: DaceConfig, first_weight: float) -> None:
         self.smooth = Smooth(config, first_weight)
