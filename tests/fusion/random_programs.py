@@ -72,10 +72,11 @@ class Program:
     shape: Shape
     fields: tuple[str, ...]
     source: str
+    variant: str = ""  #: e.g. ``_parts2``: the same seed drawn into components
 
     @property
     def module_name(self) -> str:
-        return f"random_program_{self.seed}"
+        return f"random_program_{self.seed}{self.variant}"
 
     def write(self, folder: Path) -> Path:
         """Save the module as ``folder/<module_name>.py``; returns its path."""
@@ -197,17 +198,33 @@ class _StencilWriter:
         return f"def {self.name}({', '.join(params)}):\n" + "\n".join(self.lines) + "\n"
 
 
-def generate(seed: int, shape: Shape = Shape(), n_fields: int = 4, n_stencils: int = 4) -> Program:
-    """The program drawn from ``seed`` (the same seed always gives the same program)."""
+def generate(
+    seed: int, shape: Shape = Shape(), n_fields: int = 4, n_stencils: int = 4, components: int = 0,
+    edited: Optional[int] = None,
+) -> Program:
+    """The program drawn from ``seed`` (the same seed always gives the same program).
+
+    ``components``: the stencils (with the callbacks after them) go, in
+    order, into that many orchestrated components, which the model calls in
+    turn; each holds an alias of the model's scratch field. ``edited``: the
+    stencil of that index halves its first output at its end (an edit of one
+    stencil's code; every other line of the module, and every draw, stays).
+    """
     rng = random.Random(seed)
     fields = [f"f{i}" for i in range(n_fields)]
     pool = fields + ["self.scratch"]
     definitions, constructors, calls = [], [], []
+    per_stencil: list[tuple[str, list[str]]] = []  # (constructor, calls) of each stencil
     for index in range(n_stencils):
         name = f"stencil_{index}"
         params = [p.replace("self.", "") for p in pool]
         writer = _StencilWriter(rng, name, params, shape.halo)
-        definitions.append(writer.source())
+        definition = writer.source()
+        if index == edited:
+            out = writer.outputs[0]
+            definition += f"    with computation(PARALLEL), interval(...):\n        {out} = 0.5 * {out}\n"
+        definitions.append(definition)
+        first_call = len(calls)
         e = writer.extension
         origin = (shape.halo - e, shape.halo - e, 0)
         domain = (shape.nx + 2 * e, shape.ny + 2 * e, shape.nz)
@@ -225,6 +242,13 @@ def generate(seed: int, shape: Shape = Shape(), n_fields: int = 4, n_stencils: i
             calls.append(f"self.exchange({_argument(rng.choice(writer.outputs))})")
         elif roll < 0.45:
             calls.append("c: float = self.coefficient()")
+        per_stencil.append((constructors[-1], calls[first_call:]))
+    variant = ""
+    if components:
+        definitions += [_component(index, part, fields) for index, part in enumerate(_chunks(per_stencil, components))]
+        constructors = [f"self.part_{index} = Part{index}(self, config)" for index in range(components)]
+        calls = [f"self.part_{index}({', '.join(fields)})" for index in range(components)]
+        variant = f"_parts{components}"
     body = ["c: float = self.coefficient()"] + calls
     source = _MODULE.format(
         seed=seed,
@@ -234,7 +258,45 @@ def generate(seed: int, shape: Shape = Shape(), n_fields: int = 4, n_stencils: i
         body=textwrap.indent("\n".join(body), " " * 8),
         halo=shape.halo,
     )
-    return Program(seed, shape, tuple(fields), source)
+    return Program(seed, shape, tuple(fields), source, variant)
+
+
+def _chunks(items: list, count: int) -> list[list]:
+    """``items`` in ``count`` consecutive runs, as even as can be (none empty if there are enough items)."""
+    size, extra = divmod(len(items), count)
+    bounds = [index * size + min(index, extra) for index in range(count + 1)]
+    return [items[start:end] for start, end in zip(bounds, bounds[1:])]
+
+
+def _component(index: int, part: list[tuple[str, list[str]]], fields: list[str]) -> str:
+    """The source of component ``Part<index>``: its stencils and their calls, callbacks through the model."""
+    return _COMPONENT.format(
+        index=index,
+        constructors=textwrap.indent("\n".join(constructor for constructor, _ in part), " " * 8),
+        fields=", ".join(fields),
+        body=textwrap.indent("\n".join(["c: float = self.coefficient()"] + [c for _, cs in part for c in cs]), " " * 8),
+    )
+
+
+_COMPONENT = '''class Part{index}:
+    def __init__(self, owner, config):
+        backend = config.backend
+        self.owner = owner
+        self.scratch = owner.scratch  # an alias of the model's field
+{constructors}
+        orchestrate(obj=self, config=config)
+
+    @dace_inhibitor
+    def exchange(self, q):
+        self.owner.exchange(q)
+
+    @dace_inhibitor
+    def coefficient(self) -> float:
+        return self.owner.coefficient()
+
+    def __call__(self, {fields}):
+{body}
+'''
 
 
 def _argument(name: str) -> str:
@@ -259,10 +321,10 @@ class RandomProgram:
         import gt4py.storage as gt_storage
 
         backend = config.backend
-{constructors}
         self.scratch = gt_storage.zeros(shape, np.float64, backend=backend)
         self.factor = 0.75
         self.exchanges = 0
+{constructors}
         orchestrate(obj=self, config=config)
 
     @dace_inhibitor
@@ -284,9 +346,13 @@ class RandomProgram:
 '''
 
 
-def load_module(program: Program, folder: Path) -> Any:
-    """Import the program's module from ``folder`` (once per process)."""
-    if program.module_name in sys.modules:
+def load_module(program: Program, folder: Path, fresh: bool = False) -> Any:
+    """Import the program's module from ``folder`` (once per process; ``fresh``: write and import it again).
+
+    ``fresh`` replaces a module of the same name, as a developer's edit of
+    the file does between two runs.
+    """
+    if program.module_name in sys.modules and not fresh:
         return sys.modules[program.module_name]
     path = program.write(folder)
     spec = importlib.util.spec_from_file_location(program.module_name, path)
