@@ -143,7 +143,11 @@ def _walk(closure: Any, path: str, describe: Describe, nodes: dict[str, Any], de
             "callees": describe_callees(child),
             "callbacks": sorted(expression for expression, *_ in child.callbacks.values()),
         }
-        if any(node[part] for part in _CONTENTS) or child.nested_closures or "source" in identity:
+        function = callee_function(obj) if obj is not None else None
+        reaches = sorted(referenced_functions([function])) if function is not None else []
+        if reaches:  # model functions its body reaches through global names (their sources are keyed)
+            node["reaches"] = reaches
+        if any(node[part] for part in _CONTENTS) or child.nested_closures or "source" in identity or reaches:
             nodes[child_path] = node
         _walk(child, child_path, describe, nodes, depth + 1)
 

@@ -145,15 +145,19 @@ def edited_classes(
 
 
 def _runs(node: Mapping[str, Any], function: str) -> bool:
-    """Whether a call-tree node runs ``function``: as its own, or as the definition of a stencil it calls.
+    """Whether a call-tree node runs ``function``: as its own, through a global name, or as a stencil's definition.
 
-    A stencil's definition is keyed by source when a function reaches it by
-    a global name (``self.flux(...)`` names the module's ``flux`` too, as
-    the key reads names conservatively); an edit of it belongs to the
-    components that call the stencil.
+    A function a node's body reaches through a global name (``twice(self.a)``,
+    which DaCe may evaluate without parsing it) is listed under the node's
+    ``reaches``. A stencil's definition is keyed by source when a function
+    names it (``self.flux(...)`` names the module's ``flux`` too, as the key
+    reads names conservatively); an edit of it belongs to the components that
+    call the stencil.
     """
-    return node.get("function") == function or any(
-        callee.get("stencil") == function for callee in node.get("callees", {}).values()
+    return (
+        node.get("function") == function
+        or function in node.get("reaches", ())
+        or any(callee.get("stencil") == function for callee in node.get("callees", {}).values())
     )
 
 

@@ -112,6 +112,47 @@ def test_every_literal_of_the_model_source_enters_the_key_and_comments_do_not(tm
         assert key_of(module.Outer(config()), q)[0] == base_key, f"a comment in {lines[index].strip()!r} changed the key"
 
 
+# ------------------------------------------- which component an edit is in (split_at edited)
+#: Where each literal of the model sits (its top-level def or class) -> the classes an edited split
+#: rebuilds for it (None: the whole program, as Outer's own body or scalar, or a stencil Outer calls too).
+EDITED_CLASSES = {
+    "scale": None, "shift": {"Middle"}, "twice": {"Middle"}, "once": {"Middle"}, "Helper": {"Middle"},
+    "Inner": {"Inner"}, "Middle": {"Middle"}, "Outer": None,
+}
+
+
+def enclosing_definition(text: str, line: int) -> str:
+    """The name of the top-level ``def`` or ``class`` holding ``line`` of ``text``."""
+    for number in range(line, 0, -1):
+        current = text.splitlines()[number - 1]
+        if current.startswith(("def ", "class ")):
+            return current.split()[1].split("(")[0].rstrip(":")
+    raise AssertionError(f"line {line} is outside every definition")
+
+
+def test_every_literal_edit_is_attributed_to_the_components_holding_it(tmp_path):
+    """What ``split_at=("edited",)`` would rebuild for each literal of the model, at every depth."""
+    from orchestra.split_builds import edited_classes, orchestrated_classes
+
+    text = MODEL_FILE.read_text()
+    base = load_model_module(text, tmp_path / "base")
+    q = state(base)
+    classes = orchestrated_classes(base.Outer(config()))
+    _, base_inputs = key_of(base.Outer(config()), q)
+    checked = set()
+    for index, (line, column, literal) in enumerate(float_literals(text)):
+        if "unused" in text.splitlines()[line - 1]:
+            continue
+        module = load_model_module(replace_at(text, line, column, literal, literal + "1"), tmp_path / f"v{index}")
+        _, inputs = key_of(module.Outer(config()), q)
+        where = enclosing_definition(text, line)
+        expected = EDITED_CLASSES[where]
+        found = edited_classes(inputs, base_inputs, classes)
+        assert found == (None if expected is None else frozenset(expected)), f"line {line} (in {where}): {found}"
+        checked.add(where)
+    assert checked == set(EDITED_CLASSES)  # every kind of place was edited
+
+
 # ------------------------------------------------- a nested edit, built for real
 def test_nested_stencil_edit_is_refused_in_run_and_rebuilt_in_build_and_run(tmp_path, capsys):
     """The reported bug: an edited stencil one level down silently reloaded the old build."""
