@@ -9,6 +9,12 @@ as a reproducer: its module source and a JSON record of what went wrong::
     python scripts/fuzz_programs.py --count 200 --seed 1000 --out fuzz_reproducers
     python scripts/fuzz_programs.py --seeds 1017 --reference dace:cpu   # one program again
 
+``--edits`` checks incremental builds instead: each program drawn into
+``--components`` orchestrated components is built whole, one stencil (drawn
+from the seed) is edited, and the edited model is rebuilt with
+``split_at=("edited",)`` and compared with a cold build and ``Python`` mode
+(``dace:cpu``); a failing seed is saved edited.
+
 The exit status is 1 if any program failed. ``--reference dace:cpu``
 (default) runs Python mode exactly as a model does stencil by stencil (one
 library per stencil: about 20 s per stencil on a loaded machine);
@@ -29,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fusion.random_programs import Shape, check_program, generate  # noqa: E402
+from tests.fusion.random_programs import Shape, check_edit, check_program, generate  # noqa: E402
 from tests.fusion.variants import VARIANTS  # noqa: E402
 
 
@@ -45,7 +51,11 @@ def main() -> int:
     parser.add_argument("--variants", nargs="*", default=sorted(VARIANTS), choices=sorted(VARIANTS))
     parser.add_argument("--out", type=Path, default=Path("fuzz_reproducers"), help="where reproducers go")
     parser.add_argument("--cache-root", type=Path, default=None, help="orchestra cache (default: a temporary one)")
+    parser.add_argument("--edits", action="store_true", help="check incremental builds after an edit instead")
+    parser.add_argument("--components", type=int, default=2, help="components per program (with --edits)")
     args = parser.parse_args()
+    if args.edits:
+        return _check_edits(args)
 
     seeds = args.seeds if args.seeds else range(args.seed, args.seed + args.count)
     shape = Shape(halo=args.halo)
@@ -71,6 +81,29 @@ def main() -> int:
             _save(args.out, program, record)
             failed.append(seed)
     print(f"{len(failed)} of {len(list(seeds))} programs failed" + (f": seeds {failed}, saved in {args.out}" if failed else ""))
+    return 1 if failed else 0
+
+
+def _check_edits(args: argparse.Namespace) -> int:
+    """``--edits``: each seed built whole, edited, rebuilt split; compared with a cold build and Python mode."""
+    seeds = args.seeds if args.seeds else range(args.seed, args.seed + args.count)
+    shape = Shape(halo=args.halo)
+    failed = []
+    for seed in seeds:
+        start = time.perf_counter()
+        try:
+            outcome = check_edit(seed, Path(tempfile.mkdtemp(prefix=f"fuzz_edit_{seed}_")), shape, args.fields,
+                                 args.stencils, args.components)
+            status = "equal" if outcome.ok else f"FAILED {outcome}"
+        except Exception as error:  # noqa: BLE001 (a failed build is an outcome to report)
+            outcome, status = None, f"FAILED ({type(error).__name__}: {error})"
+        print(f"seed {seed}: {status} ({time.perf_counter() - start:.1f} s)", flush=True)
+        if outcome is None or not outcome.ok:
+            edited = outcome.edited if outcome is not None else None
+            program = generate(seed, shape, args.fields, args.stencils, components=args.components, edited=edited)
+            _save(args.out, program, {"seed": seed, "edited": edited, "outcome": status})
+            failed.append(seed)
+    print(f"{len(failed)} of {len(list(seeds))} edits failed" + (f": seeds {failed}, saved in {args.out}" if failed else ""))
     return 1 if failed else 0
 
 

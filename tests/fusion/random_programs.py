@@ -22,7 +22,12 @@ and imported, because gt4py and DaCe both read source code.
 Values stay in [-1, 1] (weights of every sum add up to at most 1), so no
 program overflows however long it is.
 
-Used by ``tests/fusion/test_random_programs.py`` (a few programs) and by
+:func:`check_edit` checks an incremental build instead: the program drawn
+into components, built whole, then one stencil edited and rebuilt with
+``split_at=("edited",)``, against a cold build and ``Python`` mode.
+
+Used by ``tests/fusion/test_random_programs.py`` and
+``tests/fusion/test_incremental_random_programs.py`` (a few programs) and by
 ``scripts/fuzz_programs.py`` (hundreds, reproducers saved).
 """
 
@@ -437,3 +442,51 @@ def check_program(
         except Exception as error:  # noqa: BLE001 (a failed build is an outcome to report)
             errors[name] = f"{type(error).__name__}: {error}"
     return Outcome(program.seed, differing, errors)
+
+
+@dataclasses.dataclass(frozen=True)
+class EditOutcome:
+    """An incremental build after an edit: what differs from ``Python`` mode, and what the edit rebuilt."""
+
+    seed: int
+    edited: int  #: the index of the edited stencil
+    differing: dict[str, list[str]]  #: ``cold`` and ``incremental`` -> fields differing from Python mode
+    split_programs: list[str]  #: the programs the incremental build made (its cache folders)
+    changed: bool  #: the edit changed the fields (else the check would prove nothing)
+
+    @property
+    def ok(self) -> bool:
+        return self.changed and bool(self.split_programs) and not any(self.differing.values())
+
+
+def check_edit(
+    seed: int, work: Path, shape: Shape = Shape(), n_fields: int = 4, n_stencils: int = 4, components: int = 2,
+) -> EditOutcome:
+    """Build the program of ``seed`` in ``components`` whole, edit a stencil drawn from the seed, rebuild it split.
+
+    The edited model runs with ``split_at=("edited",)`` on the whole build's
+    cache (``work/cache``), then as a cold whole build (``work/cold``) and in
+    ``Python`` mode (``dace:cpu``); both builds are compared with Python mode.
+    """
+    from orchestra import DaceConfig
+
+    def config(mode: str, cache: Path, **options: Any) -> DaceConfig:
+        return DaceConfig(None, backend="dace:cpu", orchestration=mode, cache_root=cache, exit_after_build=False,
+                          **options)
+
+    edited = random.Random(seed).randrange(n_stencils)
+    program = generate(seed, shape, n_fields, n_stencils, components=components)
+    changed = generate(seed, shape, n_fields, n_stencils, components=components, edited=edited)
+    folder, cache = work / "programs", work / "cache"
+    load_module(program, folder, fresh=True)
+    before = run_program(program, folder, config("BuildAndRun", cache))
+    programs = {path.name for path in cache.iterdir()}
+    load_module(changed, folder, fresh=True)  # the developer's edit: the same module, one stencil changed
+    incremental = run_program(changed, folder, config("BuildAndRun", cache, split_at=("edited",)))
+    split_programs = sorted(path.name for path in cache.iterdir() if path.name not in programs)
+    cold = run_program(changed, folder, config("BuildAndRun", work / "cold"))
+    python = run_program(changed, folder, config("Python", work / "python"))
+    return EditOutcome(
+        seed, edited, {"cold": differences(python, cold), "incremental": differences(python, incremental)},
+        split_programs, differences(before, incremental) != [],
+    )
