@@ -32,6 +32,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from orchestra.array_like import data_token, is_array_like
 from orchestra.cache.durable import replace_atomically
 
 if TYPE_CHECKING:
@@ -104,8 +105,6 @@ def _component(stencil: "FrozenStencil", config: "DaceConfig", orchestrate: Orch
 
 def _sharing(values: list[Any]) -> tuple[int, ...]:
     """For each value, the index of the first value that is the same array (its own index if none is)."""
-    from orchestra.array_like import data_token, is_array_like
-
     first: dict[Any, int] = {}
     return tuple(
         first.setdefault(data_token(value) or ("object", id(value)), index) if is_array_like(value) else index

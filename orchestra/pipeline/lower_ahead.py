@@ -29,6 +29,7 @@ waiting ranks per key help (0: none); by default every waiting rank may.
 
 from __future__ import annotations
 
+import collections
 import logging
 import time
 import warnings
@@ -105,9 +106,6 @@ def _log_warnings(caught: list, stencil: Any, rank: int) -> None:
     """What lowering ``stencil`` warned, at debug level (distinct messages, with their counts)."""
     if not caught:
         return
-    counts: dict[str, int] = {}
-    for warning in caught:
-        text = f"{warning.category.__name__}: {warning.message}"
-        counts[text] = counts.get(text, 0) + 1
+    counts = collections.Counter(f"{warning.category.__name__}: {warning.message}" for warning in caught)
     listed = "; ".join(text if count == 1 else f"{text} (x{count})" for text, count in counts.items())
     log.debug("[rank %d] lowering %r ahead warned: %s", rank, stencil, listed)
