@@ -401,6 +401,14 @@ def differences(reference: dict[str, np.ndarray], other: dict[str, np.ndarray]) 
     ]
 
 
+def _config(mode: str, cache_root: Path, backend: str = "dace:cpu", **options: Any) -> Any:
+    """The ``DaceConfig`` of one run: one process, ``backend``, builds in ``cache_root``, no exit after a build."""
+    from orchestra import DaceConfig
+
+    return DaceConfig(None, backend=backend, orchestration=mode, cache_root=cache_root, exit_after_build=False,
+                      **options)
+
+
 @dataclasses.dataclass(frozen=True)
 class Outcome:
     """How one program fared: per variant, the differing fields or the error."""
@@ -426,17 +434,10 @@ def check_program(
     ``reference_backend`` runs Python mode: ``dace:cpu`` is the same backend
     stencil by stencil (one build per stencil); ``numpy`` builds in a second.
     """
-    from orchestra import DaceConfig
-
-    reference = run_program(
-        program, folder, DaceConfig(None, backend=reference_backend, orchestration="Python", cache_root=cache_root)
-    )
+    reference = run_program(program, folder, _config("Python", cache_root, reference_backend))
     differing, errors = {}, {}
     for name, options in variants.items():
-        config = DaceConfig(
-            None, backend="dace:cpu", orchestration="BuildAndRun", cache_root=cache_root,
-            exit_after_build=False, **options,
-        )
+        config = _config("BuildAndRun", cache_root, **options)
         try:
             differing[name] = differences(reference, run_program(program, folder, config))
         except Exception as error:  # noqa: BLE001 (a failed build is an outcome to report)
@@ -468,24 +469,18 @@ def check_edit(
     cache (``work/cache``), then as a cold whole build (``work/cold``) and in
     ``Python`` mode (``dace:cpu``); both builds are compared with Python mode.
     """
-    from orchestra import DaceConfig
-
-    def config(mode: str, cache: Path, **options: Any) -> DaceConfig:
-        return DaceConfig(None, backend="dace:cpu", orchestration=mode, cache_root=cache, exit_after_build=False,
-                          **options)
-
     edited = random.Random(seed).randrange(n_stencils)
     program = generate(seed, shape, n_fields, n_stencils, components=components)
     changed = generate(seed, shape, n_fields, n_stencils, components=components, edited=edited)
     folder, cache = work / "programs", work / "cache"
     load_module(program, folder, fresh=True)
-    before = run_program(program, folder, config("BuildAndRun", cache))
+    before = run_program(program, folder, _config("BuildAndRun", cache))
     programs = {path.name for path in cache.iterdir()}
     load_module(changed, folder, fresh=True)  # the developer's edit: the same module, one stencil changed
-    incremental = run_program(changed, folder, config("BuildAndRun", cache, split_at=("edited",)))
+    incremental = run_program(changed, folder, _config("BuildAndRun", cache, split_at=("edited",)))
     split_programs = sorted(path.name for path in cache.iterdir() if path.name not in programs)
-    cold = run_program(changed, folder, config("BuildAndRun", work / "cold"))
-    python = run_program(changed, folder, config("Python", work / "python"))
+    cold = run_program(changed, folder, _config("BuildAndRun", work / "cold"))
+    python = run_program(changed, folder, _config("Python", work / "python"))
     return EditOutcome(
         seed, edited, {"cold": differences(python, cold), "incremental": differences(python, incremental)},
         split_programs, differences(before, incremental) != [],
