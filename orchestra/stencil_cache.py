@@ -41,6 +41,7 @@ from typing import Any, Iterator, Optional
 
 from orchestra.cache.durable import replace_atomically
 from orchestra.cache.locking import file_lock
+from orchestra.line_info import cheap_line_info
 
 log = logging.getLogger("orchestra")
 
@@ -80,6 +81,11 @@ def frozen_sdfg(builder: Any, origin: dict[str, tuple[int, ...]], domain: tuple[
     origin and domain) does not load, the file is removed, forgotten by
     gt4py, and the stencil lowered again.
     """
+    with cheap_line_info():
+        return _frozen_sdfg(builder, origin, domain)
+
+
+def _frozen_sdfg(builder: Any, origin: dict[str, tuple[int, ...]], domain: tuple[int, ...]) -> Any:
     from gt4py.cartesian.backend.dace_backend import SDFGManager
 
     try:

@@ -162,6 +162,7 @@ def dace_settings(
     from dace.config import Config
 
     from orchestra.frontend import source_rewrites
+    from orchestra.line_info import cheap_line_info
 
     changes = [(path, value) for path, value, _ in DACE_SETTINGS] + list(extra)
     if gpu is not None:
@@ -179,7 +180,8 @@ def dace_settings(
     if cmake_dir is not None:
         os.environ["PATH"] = os.pathsep.join([cmake_dir, old_path] if old_path else [cmake_dir])
     try:
-        with source_rewrites():  # model source DaCe refuses, rewritten to what it means (orchestra.frontend)
+        # model source DaCe refuses, rewritten to what it means (orchestra.frontend); node lines found cheaply
+        with source_rewrites(), cheap_line_info():
             yield
     finally:
         if cmake_dir is not None:
