@@ -30,6 +30,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
+from orchestra.line_info import cheap_line_info
 from orchestra.python_body_stencils import body_program
 from orchestra.stencil_arguments import ALL_FIELDS, Origin, field_origin
 from orchestra.stencil_cache import (
@@ -143,7 +144,7 @@ class FrozenStencil:
             program = body_program(self)  # in a split build's Python body: a one-stencil program
             if program is not None:
                 return program(*args, **kwargs)
-            with gt4py_cache_lock(), stencil_lock(self.stencil_object.builder):
+            with gt4py_cache_lock(), stencil_lock(self.stencil_object.builder), cheap_line_info():
                 self._callable = self.stencil_object.implementation
         self._callable(
             *args,
