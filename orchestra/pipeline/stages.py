@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from orchestra.errors import BuildError
+from orchestra.pipeline.open_libraries import library_to_open, opened
 from orchestra.passes.cpu import DEFAULT_CPU_PASSES, check_cpu_passes
 from orchestra.passes.debug import DebugChecks
 from orchestra.passes.simplify import SIMPLIFY_SKIP
@@ -217,7 +218,7 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
 
     def save_program() -> None:
         try:
-            sdfg.save(str(folder / "program.sdfgz"), hash=False, compress=True)
+            sdfg.save(str(folder / PROGRAM_FILE), hash=False, compress=True)
             _save_signature(sdfg, sdfg.name, folder)  # DaCe names the library after the program
         except BaseException as error:  # reported by the compiling thread
             saved.append(error)
@@ -309,6 +310,8 @@ def _write_hash_header(name: str, code_objects: list, folder: Path) -> None:
 
 #: A stripped SDFG holding only what calling the library needs (see _save_signature).
 SIGNATURE_FILE = "signature.sdfgz"
+#: The whole optimized program, as built.
+PROGRAM_FILE = "program.sdfgz"
 
 
 def _signature_sdfg(sdfg: Any, name: str) -> Any:
@@ -358,19 +361,20 @@ def load(folder: Path) -> LoadedProgram:
     """[build folder] -> a callable CompiledSDFG in this process.
 
     Reads the small signature SDFG when the build has one (see
-    :func:`_save_signature`), the full program otherwise.
+    :func:`_save_signature`), the full program otherwise. A library this
+    process already has open is opened from a private copy
+    (:mod:`orchestra.pipeline.open_libraries`), so the build is never written to.
     """
-    from dace.codegen.compiler import load_precompiled_sdfg
+    from dace.codegen.compiler import get_binary_name, get_program_handle
+    from dace.sdfg import SDFG
 
     start = time.perf_counter()
     try:
         signature = folder / SIGNATURE_FILE
-        if signature.exists():
-            from dace.sdfg import SDFG
-
-            compiled_sdfg = load_precompiled_sdfg(str(folder), sdfg=SDFG.from_file(str(signature)))
-        else:
-            compiled_sdfg = load_precompiled_sdfg(str(folder))
+        sdfg = SDFG.from_file(str(signature if signature.exists() else folder / PROGRAM_FILE))
+        library = get_binary_name(folder, sdfg_name=sdfg.name)
+        compiled_sdfg = get_program_handle(library_to_open(library), sdfg)
+        opened(library, compiled_sdfg)
     except Exception as error:
         raise BuildError(f"loading the build in {folder} failed: {error}") from error
     return LoadedProgram(compiled_sdfg, time.perf_counter() - start)

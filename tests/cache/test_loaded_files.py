@@ -89,6 +89,26 @@ def test_a_truncated_file_is_a_miss_refused_in_run_and_rebuilt_in_build_and_run(
     assert step.built_here
 
 
+def test_programs_of_one_build_in_one_process_are_independent_and_leave_the_entry_unchanged(built, tmp_path):
+    """Two live programs of one build: the second opens a private copy of the library, not one in the cache."""
+    cache, _ = built
+    copy, entry = copy_of(cache, tmp_path)
+    files_before = sorted(str(path.relative_to(entry)) for path in entry.rglob("*"))
+    first, second = make_step("Run", copy), make_step("Run", copy)
+    (q1, lap1), (q2, lap2) = initial_state(SHAPE, BACKEND), initial_state(SHAPE, BACKEND)
+    lap1[...], lap2[...] = 2.0, -1.0
+    want1, want2 = np.asarray(q1).copy(), np.asarray(q2).copy()
+    interior = (slice(1, 7), slice(1, 6), slice(0, 2))  # the stencil's origin and domain
+    first(q1, lap1)
+    second(q2, lap2)
+    first(q1, lap1)  # marshalled arguments are each program's own: this call must not see q2
+    for _ in range(2):
+        want1[interior] = want1[interior] + 0.5 * 2.0
+    want2[interior] = want2[interior] + 0.5 * -1.0
+    assert np.array_equal(np.asarray(q1), want1) and np.array_equal(np.asarray(q2), want2)
+    assert sorted(str(path.relative_to(entry)) for path in entry.rglob("*")) == files_before
+
+
 def test_world_writable_entry_is_not_loaded(built, tmp_path):
     cache, expected = built
     copy, entry = copy_of(cache, tmp_path)
@@ -126,5 +146,9 @@ def test_run_mode_works_from_a_read_only_cache(built, tmp_path):
             (read_only / "probe").write_text("")
         result, step = run("Run", read_only)
         assert np.array_equal(result, expected) and not step.built_here
+        # a second program of the same build, while the first holds its library open: DaCe would copy
+        # the library beside itself, in the cache, which fails here
+        second, other_step = run("Run", read_only)
+        assert np.array_equal(second, expected) and other_step is not step
     finally:
         subprocess.run(["umount", str(read_only)], capture_output=True)
