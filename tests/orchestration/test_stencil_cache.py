@@ -91,6 +91,37 @@ def test_argument_data_is_saved_and_read_back_equal_without_the_ir(gt_cache, mon
         assert argument_data(again, PARAMETERS) == data
 
 
+def vertical(a: FloatField, b: FloatField, c: FloatField, d: FloatField):
+    with computation(PARALLEL), interval(1, -1):
+        b = a[0, 0, -1] + a[0, 0, 1]
+        c = 0.5 * b + d[0, 0, 1]
+    with computation(PARALLEL), interval(0, 1):
+        c = a
+
+
+def test_argument_data_visits_the_vertical_boundaries_once_and_equals_gt4pys(gt_cache, monkeypatch):
+    """orchestra lets gt4py compute the boundaries once per IR, not once per field; the data must not change."""
+    visits = []
+    compute = module_generator.compute_k_boundary
+
+    def counted(node):
+        visits.append(node)
+        return compute(node)
+
+    monkeypatch.setattr(module_generator, "compute_k_boundary", counted)
+    builder = FrozenStencil(vertical, backend="dace:cpu", origin=(0, 0, 0), domain=(4, 4, 5)).stencil_object.builder
+    with stencil_lock(builder):
+        data = argument_data(builder, ["a", "b", "c", "d"])
+    assert len(visits) == 1
+    assert module_generator.compute_k_boundary is counted  # gt4py's module as it was
+    monkeypatch.delitem(module_generator._args_data_cache, builder.gtir_pipeline.stencil_id)
+    assert module_generator.make_args_data_from_gtir(builder.gtir_pipeline) == data  # gt4py alone: one visit per field
+    assert len(visits) == 1 + 4
+    assert {name: info.boundary[2] for name, info in data.field_info.items()} == {
+        "a": (0, 0), "b": (-1, -1), "c": (0, -1), "d": (-2, 0)  # gt4py's vertical boundaries of each field
+    }
+
+
 @pytest.mark.parametrize(
     "damage",
     [
