@@ -14,8 +14,9 @@ one-stencil program), a test that builds a model twice.
 no live program of this process has it open, else a copy in a folder of this
 process's own (under the system's temporary folder, removed when the process
 ends), made from the build's verified files. :func:`opened` records which
-program holds which path; a program that is garbage collected closes its
-library (DaCe's ``CompiledSDFG.__del__``) and frees the path for the next.
+program holds which path open (the build's or a copy); a program that is
+garbage collected closes its library (DaCe's ``CompiledSDFG.__del__``) and
+frees that path for the next.
 """
 
 from __future__ import annotations

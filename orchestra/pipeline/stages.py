@@ -373,8 +373,9 @@ def load(folder: Path) -> LoadedProgram:
         signature = folder / SIGNATURE_FILE
         sdfg = SDFG.from_file(str(signature if signature.exists() else folder / PROGRAM_FILE))
         library = get_binary_name(folder, sdfg_name=sdfg.name)
-        compiled_sdfg = get_program_handle(library_to_open(library), sdfg)
-        opened(library, compiled_sdfg)
+        path = library_to_open(library)
+        compiled_sdfg = get_program_handle(path, sdfg)
+        opened(path, compiled_sdfg)
     except Exception as error:
         raise BuildError(f"loading the build in {folder} failed: {error}") from error
     return LoadedProgram(compiled_sdfg, time.perf_counter() - start)
