@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # Runs the whole test suite (serial and MPI tests). Sets up .venv on first use.
 # Usage: scripts/test.sh [pytest arguments]
+# Test files run in parallel, one pytest-xdist worker per core (at most 4); every file's tests stay
+# on one worker, so a module's shared builds are made once. ORCHESTRA_TEST_WORKERS=N overrides the
+# count; 0 runs every test in this process (what a debugger or `-x` on one test wants).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/scripts/setup_env.sh"
 cd "$ROOT"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-exec python -m pytest -q "$@"
+workers="${ORCHESTRA_TEST_WORKERS:-$(nproc)}"
+if [ "$workers" -gt 4 ]; then workers=4; fi
+exec python -m pytest -q -n "$workers" --dist loadfile "$@"
