@@ -8,7 +8,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/scripts/setup_env.sh"
 cd "$ROOT"
+# (GNU nproc counts OMP_NUM_THREADS as the core count: ask before setting it.)
+workers="${ORCHESTRA_TEST_WORKERS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-workers="${ORCHESTRA_TEST_WORKERS:-$(nproc)}"
 if [ "$workers" -gt 4 ]; then workers=4; fi
 exec python -m pytest -q -n "$workers" --dist loadfile "$@"
