@@ -11,5 +11,9 @@ cd "$ROOT"
 # (GNU nproc counts OMP_NUM_THREADS as the core count: ask before setting it.)
 workers="${ORCHESTRA_TEST_WORKERS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+case "$workers" in
+    ''|*[!0-9]*) echo "scripts/test.sh: ORCHESTRA_TEST_WORKERS must be a whole number of workers (0: none), not '$workers'" >&2
+                 exit 2 ;;
+esac
 if [ "$workers" -gt 4 ]; then workers=4; fi
 exec python -m pytest -q -n "$workers" --dist loadfile "$@"
