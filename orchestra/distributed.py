@@ -125,7 +125,8 @@ def _failed(rank: int, error: BaseException) -> _Outcome:
     return _Outcome(rank, False, type(error).__name__, str(error), _trace(error))
 
 
-def _mpi_comm(communicator: Any) -> Any:
+def mpi_comm(communicator: Any) -> Any:
+    """The mpi4py communicator an orchestra or NDSL-style communicator wraps (``mpi_comm``, ``comm`` or ``_comm``)."""
     for name in ("mpi_comm", "comm", "_comm"):
         comm = getattr(communicator, name, None)
         if comm is not None and hasattr(comm, "Ibarrier"):
@@ -162,7 +163,7 @@ class BuildCoordinator:
     def __init__(self, communicator: Any, timeout_s: Optional[float] = None) -> None:
         self.communicator = communicator
         self.timeout_s = timeout_s
-        self.comm = None if communicator is None else _mpi_comm(communicator)
+        self.comm = None if communicator is None else mpi_comm(communicator)
         self.wire = MeteredComm(self.comm)
 
     @property

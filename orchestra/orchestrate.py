@@ -30,7 +30,7 @@ import numpy as np
 
 from orchestra.arguments import CallBinder, folded_identity
 from orchestra.config import DaceConfig, DaCeOrchestration, log_level
-from orchestra.distributed import BuildCoordinator, CodePathClass, code_path_class
+from orchestra.distributed import BuildCoordinator, CodePathClass, code_path_class, mpi_comm
 from orchestra.errors import BuildError
 from orchestra import first_call_report, kernel_profile
 from orchestra.fast_call import FastCaller
@@ -40,6 +40,7 @@ from orchestra.pipeline.stages import OptimizeOptions
 from orchestra.python_body_stencils import reset_body_config, set_body_config
 from orchestra.replay.record import RecordPlan
 from orchestra.split_builds import EDITED, agreed_edited_split, edit_hint, named_component_below
+from orchestra.threads import apply_threads, settle_threads
 from orchestra.timings import ProgramClock
 from orchestra.toolchain import GpuTarget, dace_settings, prepare_gt4py
 
@@ -252,6 +253,10 @@ class OrchestratedProgram:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._reported:
             return self._call(args, kwargs)
+        if _SPLIT_DEPTH.get() == 0 and not self.config.on_gpu:  # the job's first call is collective
+            _ensure_log_handler(self.config.rank)
+            communicator = self.config.communicator
+            settle_threads(None if communicator is None else mpi_comm(communicator), self.config.rank)
         with first_call_report.collecting() as first_call:  # None inside an outer first call
             start = time.perf_counter()
             result = self._call(args, kwargs)
@@ -444,6 +449,8 @@ class OrchestratedProgram:
                 return self._end_build_only(coordinator)
             entry, loaded = load_entry(keyed, store, coordinator)
             self.load_seconds = loaded.seconds
+            if not config.on_gpu:
+                apply_threads(loaded.compiled_sdfg)
             if config.rank == 0:
                 log.info("%s: loaded from cache %s in %.2f s", self.label, entry.path, loaded.seconds)
             first_call_report.record(first_call_report.Obtained(

@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Sequence, Union
+from typing import Mapping, Optional, Sequence, Union
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,6 +53,7 @@ def run_mpi(
     timeout: float = 120.0,
     check: bool = True,
     wrapper: Sequence[str] = (),
+    environment: Optional[Mapping[str, Optional[str]]] = None,
 ) -> subprocess.CompletedProcess:
     """Run ``python script *args`` on ``n_ranks`` ranks; return the completed process.
 
@@ -60,6 +61,8 @@ def run_mpi(
     the tail of its output. A run longer than ``timeout`` seconds is killed and
     returned with ``returncode`` -9 (or raises with ``check``). ``wrapper``
     is a command every rank's Python runs under (e.g. ``strace`` and its options).
+    ``environment`` changes the job's variables after :data:`MPI_ENV` (a value
+    of None removes one: ``{"OMP_NUM_THREADS": None}`` leaves it unset).
     """
     command = [
         mpirun_executable(),
@@ -73,6 +76,11 @@ def run_mpi(
         *map(str, args),
     ]
     env = dict(os.environ, **MPI_ENV)
+    for name, value in (environment or {}).items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH", "")]))
     process = subprocess.Popen(
         command,

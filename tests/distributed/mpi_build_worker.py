@@ -4,7 +4,9 @@ Every rank builds (or loads) ``EdgeModel`` through orchestra's distributed
 build, runs it, compares the result with the same model in ``Python`` mode on
 the numpy backend, and prints one machine-readable line::
 
-    RESULT rank=3 class=left built=0 ran=1 ok=1 first_call_s=0.41 load_s=0.05 build_s=-1
+    RESULT rank=3 class=left built=0 ran=1 ok=1 first_call_s=0.41 load_s=0.05 build_s=-1 threads=1
+
+(``threads``: the OpenMP threads its program's next parallel region would start; -1 before a load.)
 
 ``EdgeModel``'s stencil adds a different constant on each tile edge through
 horizontal regions whose positions are externals derived only from
@@ -273,10 +275,14 @@ def run(args: argparse.Namespace, communicator: Any) -> None:
     setup_s = time.perf_counter() - STARTED  # imports, MPI start-up, model construction
 
     def report(ran: int, ok: int, first_call_s: float, reference_s: float = -1.0) -> None:
+        from orchestra.threads import openmp_threads
+
+        caller = program.fast_caller
+        threads = openmp_threads(caller.compiled_sdfg) if caller is not None else None
         print(
             f"RESULT rank={rank} class={class_name} built={int(program.built_here)} ran={ran} ok={ok} "
             f"setup_s={setup_s:.3f} first_call_s={first_call_s:.3f} load_s={program.load_seconds or -1:.3f} "
-            f"build_s={program.build_seconds or -1:.3f} reference_s={reference_s:.3f}",
+            f"build_s={program.build_seconds or -1:.3f} reference_s={reference_s:.3f} threads={threads or -1}",
             flush=True,
         )
 

@@ -42,9 +42,10 @@ def results(output: str) -> list[dict[str, str]]:
     return sorted(found, key=lambda result: int(result["rank"]))
 
 
-def worker(n_ranks: int, root: Path, *args: str, timeout: float = 120, check: bool = True):
+def worker(n_ranks: int, root: Path, *args: str, timeout: float = 120, check: bool = True, environment=None):
     """Run the worker on ``n_ranks`` ranks with cache root ``root``; (process, RESULT dicts)."""
-    process = run_mpi(n_ranks, WORKER, "--cache-root", str(root), *args, timeout=timeout, check=check)
+    process = run_mpi(n_ranks, WORKER, "--cache-root", str(root), *args, timeout=timeout, check=check,
+                      environment=environment)
     return process, results(process.stdout)
 
 
@@ -101,6 +102,25 @@ def test_4x4_run_from_the_3x3_build_compiles_nothing_and_matches_python_mode(bui
     assert sorted(len(r.ranks) for r in requests) == [1, 1, 1, 1, 2, 2, 2, 2, 4]
     assert sorted(rank for r in requests for rank in r.ranks) == list(range(16))
     assert {r.code_path for r in requests} == {r["class"] for r in found}
+
+
+@pytest.mark.parametrize("requested", [None, "2"], ids=["unset", "two_threads"])
+def test_openmp_threads_are_each_ranks_share_of_the_node_unless_the_user_chose(build_3x3, requested):
+    # 9 ranks on this host, unbound (mpirun --oversubscribe): each may run on every core
+    cores = len(os.sched_getaffinity(0))
+    process, found = worker(9, build_3x3[0], "--layout", "3x3", "--mode", "Run", timeout=300,
+                            environment={"OMP_NUM_THREADS": requested})
+    assert_all_ran_and_match(found, 9, process.stdout)
+    threads = {int(r["threads"]) for r in found}
+    if requested is None:  # OpenMP's default would be every core on every rank
+        assert threads == {max(1, cores // 9)}, found
+        assert process.stdout.count(f"OpenMP: 9 rank(s) share this node's {cores} core(s): each rank's "
+                                    f"programs run {max(1, cores // 9)} thread(s)") == (1 if cores > 1 else 0)
+    else:  # the user's choice is obeyed, and an oversubscribed node is named once, with the fix
+        assert threads == {2}, found
+        share = max(1, cores // 9)
+        assert process.stdout.count("each asks for 2 thread(s)") == (1 if 2 > share else 0)
+        assert f"set OMP_NUM_THREADS={share}" in process.stdout or 2 <= share
 
 
 # ------------------------------------------------------------------ stale builds refused
