@@ -30,6 +30,7 @@ import numpy as np
 
 from orchestra.array_like import ArrayLayout, array_layout, data_token, is_container
 from orchestra.errors import StaleArgumentsError
+from orchestra.frontend.closure_arrays import shared_arrays
 from orchestra.timings import ProgramClock
 from orchestra.toolchain import dace_settings
 
@@ -125,22 +126,28 @@ def _check_layout(name: str, layout: ArrayLayout, desc: Any) -> None:
         )
 
 
-def _check_no_aliasing(names: list[str], keywords: dict[str, Any]) -> None:
-    """Two array arguments must not share memory: the program treats them as distinct arrays.
+def check_no_aliasing(names: list[str], keywords: dict[str, Any], shown: Optional[dict[str, str]] = None) -> None:
+    """No two of a program's arrays (arguments, and arrays read through ``self``) may share memory.
 
     ``Python`` mode runs stencils one by one, so an array passed twice (or two
-    overlapping views) is read and written in call order; the compiled program
-    may keep values in registers or reorder the stencils' loops, assuming its
-    arguments are distinct. Refused rather than risked.
+    overlapping views, or an argument the model also holds as ``self.q``) is
+    read and written in call order; the compiled program may keep values in
+    registers or reorder the stencils' loops, assuming its arrays are
+    distinct. Refused rather than risked. (Objects over exactly the same
+    memory read through ``self``, such as a ``Quantity`` and its ``.data``,
+    are one array of the program: :mod:`orchestra.frontend.closure_arrays`.)
+    ``shown`` names each array in the message (default: ``argument 'name'``).
     """
+    shown = shown or {}
     ranges = [(name, _data_range(keywords.get(name))) for name in names]
     ranges = sorted((r, name) for name, r in ranges if r is not None)
     for (first, first_name), (second, second_name) in zip(ranges, ranges[1:]):
         if second[0] < first[1]:
+            one, other = (shown.get(name, f"argument {name!r}") for name in (first_name, second_name))
             raise StaleArgumentsError(
-                f"arguments {first_name!r} and {second_name!r} share memory (the same array, or overlapping "
-                "views of one); an orchestrated program assumes its array arguments are distinct, so the "
-                "result could differ from Python mode: pass a copy of one of them"
+                f"{one} and {other} share memory (the same array, or overlapping views of one); an "
+                "orchestrated program assumes its arrays are distinct, so the result could differ from "
+                "Python mode: pass a copy of one of them, or use one name for the array throughout"
             )
 
 
@@ -168,6 +175,10 @@ class FastCaller:
         self._runtime_argnames = [name for name in self._argnames if name not in constant]
         self._constant_args = constant
         self._closure_names = list(program.closure_arg_mapping)
+        closure_arrays = getattr(program.resolver, "closure_arrays", None) or {}
+        #: how an array is named in messages: ``argument 'q'``, or the expression it is read by (``self.tmp``)
+        self._shown = {name: str(closure_arrays[name][0]) for name in self._closure_names if name in closure_arrays}
+        self._shared = shared_arrays(program.resolver)  # expressions made one array with another's
         self._closure_getters = [_fast_getter(g) for g in program.closure_arg_mapping.values()]
         resolver = program.resolver
         self._callbacks = {name: entry[1] for name, entry in resolver.callbacks.items()} if resolver else {}
@@ -205,7 +216,7 @@ class FastCaller:
         return keywords
 
     def _validate(self, keywords: dict[str, Any]) -> None:
-        _check_no_aliasing(self._runtime_argnames, keywords)
+        check_no_aliasing(self._runtime_argnames + self._closure_names, keywords, self._shown)
         for name, desc in self._descriptors.items():
             value = keywords.get(name)
             if type(desc).__name__ == "Scalar":
@@ -217,6 +228,13 @@ class FastCaller:
             if layout is not None:
                 _check_layout(name, layout, desc)
 
+    def _check_shared(self) -> None:
+        """Expressions the program reads as one array must still be one memory (most programs have none)."""
+        for shared in self._shared:
+            reason = shared.diverged()
+            if reason is not None:
+                raise StaleArgumentsError(reason)
+
     def _watch_containers(self, values: list) -> tuple[tuple[int, tuple], ...]:
         """(position, data token) of each container among ``values``: its wrapped array may be replaced."""
         return tuple((index, data_token(value)) for index, value in enumerate(values) if is_container(value))
@@ -226,6 +244,7 @@ class FastCaller:
         return any(data_token(values[index]) != token for index, token in self._containers)
 
     def __call__(self, args: tuple, kwargs: dict) -> Any:
+        self._check_shared()
         values = self._current_values(args, kwargs)
         compiled = self._compiled
         if (
@@ -257,6 +276,7 @@ class FastCaller:
         clock's timing wrapper, if any), and forgets that marshalling
         afterwards: the next call marshals again with the plain callbacks.
         """
+        self._check_shared()
         values = self._current_values(args, kwargs)
         keywords = self._as_keywords(values)
         self._validate(keywords)

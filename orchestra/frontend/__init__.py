@@ -19,6 +19,9 @@ preprocessing:
   collection (a list or dict of stencils, components or arrays held by the
   model) with the loop variable is unrolled (``dace.unroll``); other loops
   stay loops.
+- :mod:`~orchestra.frontend.closure_arrays` (not a rewrite: it wraps DaCe's
+  closure resolution for the same span): objects over the same memory, such
+  as a ``Quantity`` and its ``.data``, are one array of the program.
 - :mod:`~orchestra.frontend.callbacks`: a callback (a decorated function, such
   as a ``dace_inhibitor`` method) used in an expression or returning a tuple
   gets its result type from its return annotation; a result of unknown type

@@ -1,5 +1,7 @@
 """Where the rewrites enter DaCe: around ``preprocess_dace_program``, for the function it parses.
 
+(And, for the same span, DaCe's naming of closure arrays: :mod:`orchestra.frontend.closure_arrays`.)
+
 DaCe parses a function (the orchestrated method, a nested component's
 method, a helper it parses implicitly) in
 ``dace.frontend.python.preprocessing.preprocess_dace_program(f, argtypes,
@@ -19,6 +21,7 @@ from typing import Any, Callable, Iterator
 
 from orchestra.frontend.aliases import replace_aliases
 from orchestra.frontend.callbacks import type_callback_results
+from orchestra.frontend.closure_arrays import one_array_per_memory
 from orchestra.frontend.loops import UNROLL, unroll_collection_loops
 from orchestra.frontend.returns import expose_returned_aliases
 from orchestra.frontend.scope import ParseScope
@@ -64,7 +67,8 @@ def source_rewrites() -> Iterator[None]:
         astutils.function_to_ast = _function_to_ast(original_to_ast)
     _state.depth, _state.parsing = 1, []
     try:
-        yield
+        with one_array_per_memory():
+            yield
     finally:
         _state.depth = 0
         with _install_lock:

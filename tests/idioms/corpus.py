@@ -1025,6 +1025,44 @@ class QuantityHeld:
         self._axpy(y, self._delp, 0.25)
 
 
+@idiom("a held Quantity and its `.data` in one method (`self.tmp.data[:] = 0`, a stencil on `self.tmp`)",
+       "dyn_core's temporaries, zeroed through `.data`")
+class QuantityAndItsData:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._tmp = _quantity(32)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._tmp.data[:] = 0.0
+        self._axpy(x, self._tmp, 2.0)
+        y[:] = self._tmp.data * 0.5 + y  # reads what the stencil wrote through the other name
+        self._axpy(self._tmp, y, 1.0)
+
+
+class _HoldsStorage:
+    def __init__(self, config, storage):
+        self._axpy = stencil(config, st.axpy)
+        self.storage = storage
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, y):
+        self._axpy(self.storage, y, 1.0)
+
+
+@idiom("a component holding the `.data` of a Quantity its parent holds", "temporaries shared between components")
+class SharedTemporary:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._tmp = _quantity(33)
+        self.inner = _HoldsStorage(config, self._tmp.data)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._axpy(x, self._tmp, 2.0)
+        self.inner(y)  # reads, through its own name, what the stencil above wrote
+
+
 @idiom("Quantity-like container passed as an argument", "every NDSL component",
        call=lambda model, f: model(f.x, f.quantity))
 class QuantityArgument:

@@ -106,3 +106,43 @@ def test_returned_objects_are_the_models_own(cache):
     assert delpc is solver.delpc and ptc is solver.ptc
     fx, fy = EarlyReturn(_config("BuildAndRun", cache))(arrays.x, arrays.y)
     assert fx is arrays.x and fy is arrays.y
+
+
+def test_an_argument_the_model_also_holds_is_refused_naming_both(cache):
+    """``model(q)`` with ``self.held is q``: two program arrays over one memory would give wrong results."""
+    from orchestra import StaleArgumentsError, orchestrate
+    from tests.idioms import stencils as st
+    from tests.idioms.corpus import stencil
+
+    class HoldsItsArgument:
+        def __init__(self, config, held):
+            self._flux = stencil(config, st.flux_x)
+            self._axpy = stencil(config, st.axpy)
+            self.held, self.tmp = held, fields().z
+            orchestrate(obj=self, config=config)
+
+        def __call__(self, q, out):
+            self._flux(q, self.tmp, 0.5)
+            self._axpy(self.tmp, self.held, 1.0)
+            self._flux(q, out, 0.5)
+
+    arrays = fields()
+    model = HoldsItsArgument(_config("BuildAndRun", cache), arrays.x)
+    with pytest.raises(StaleArgumentsError, match=r"self\.held and argument 'q' share memory.*a copy"):
+        model(arrays.x, arrays.y)
+    model(fields().x, arrays.y)  # another array of the same numbers: runs
+
+
+def test_one_array_of_two_expressions_is_refused_once_they_part(cache):
+    """``self.inner.storage`` was ``self._tmp``'s memory at build time; reallocated alone, the call is refused."""
+    from orchestra import StaleArgumentsError
+    from tests.idioms.corpus import SharedTemporary
+
+    arrays = fields()
+    model = SharedTemporary(_config("BuildAndRun", cache))
+    model(arrays.x, arrays.y)
+    model.inner.storage = fields().z  # Python mode would now read another array here
+    with pytest.raises(StaleArgumentsError, match=r"self\.storage and self\._tmp were the same array.*no longer"):
+        model(arrays.x, arrays.y)
+    model.inner.storage = model._tmp.data  # one array again: runs
+    model(arrays.x, arrays.y)

@@ -26,7 +26,7 @@ from orchestra.arguments import folded_identity
 from orchestra.build_inputs import collect_build_inputs, describe_array
 from orchestra.cache.fingerprint import fingerprint
 from orchestra.cache.store import BuildStore
-from orchestra.fast_call import _check_no_aliasing
+from orchestra.fast_call import check_no_aliasing
 from orchestra.toolchain import dace_settings
 
 BACKEND = "dace:cpu"
@@ -228,5 +228,5 @@ def test_array_layout_reads_every_protocol():
 def test_two_containers_of_one_array_alias():
     storage = _storage(1)
     with pytest.raises(StaleArgumentsError, match="share memory"):
-        _check_no_aliasing(["a", "b"], {"a": Container(storage), "b": TypedContainer(storage[1:, :, :])})
-    _check_no_aliasing(["a", "b"], {"a": Container(storage), "b": Container(_storage(2))})
+        check_no_aliasing(["a", "b"], {"a": Container(storage), "b": TypedContainer(storage[1:, :, :])})
+    check_no_aliasing(["a", "b"], {"a": Container(storage), "b": Container(_storage(2))})
