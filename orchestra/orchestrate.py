@@ -255,8 +255,7 @@ class OrchestratedProgram:
             return self._call(args, kwargs)
         if _SPLIT_DEPTH.get() == 0 and not self.config.on_gpu:  # the job's first call is collective
             _ensure_log_handler(self.config.rank)
-            communicator = self.config.communicator
-            settle_threads(None if communicator is None else mpi_comm(communicator), self.config.rank)
+            settle_threads(_mpi_comm_or_none(self.config.communicator), self.config.rank)
         with first_call_report.collecting() as first_call:  # None inside an outer first call
             start = time.perf_counter()
             result = self._call(args, kwargs)
@@ -626,6 +625,14 @@ def orchestrate_function(
         return OrchestratedProgram(function, config, None, dace_compiletime_args or ())
 
     return decorate
+
+
+def _mpi_comm_or_none(communicator: Any) -> Any:
+    """The mpi4py communicator ``communicator`` wraps; None for none (or for an object that wraps none)."""
+    try:
+        return None if communicator is None else mpi_comm(communicator)
+    except TypeError:
+        return None
 
 
 def _ensure_log_handler(rank: int) -> None:

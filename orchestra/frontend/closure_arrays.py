@@ -122,8 +122,7 @@ def _resolving(original: Callable) -> Callable:
 
         if not dtypes.is_array(value):
             return original(resolver, value, parent_node, qualname, *args, **kwargs)
-        globals_ = resolver.globals
-        _map_to_known(resolver.closure, value, qualname, lambda: eval(qualname, globals_))
+        _map_to_known(resolver.closure, value, qualname, lambda: eval(qualname, resolver.globals))  # as DaCe does
         node = original(resolver, value, parent_node, qualname, *args, **kwargs)
         _remember(resolver.closure, value)
         return node
