@@ -1026,7 +1026,7 @@ class QuantityHeld:
 
 
 @idiom("a held Quantity and its `.data` in one method (`self.tmp.data[:] = 0`, a stencil on `self.tmp`)",
-       "dyn_core's temporaries, zeroed through `.data`")
+       "NDSL code reaching a Quantity's array through `.data`")
 class QuantityAndItsData:
     def __init__(self, config):
         self._axpy = stencil(config, st.axpy)
