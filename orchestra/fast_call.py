@@ -244,7 +244,8 @@ class FastCaller:
         return any(data_token(values[index]) != token for index, token in self._containers)
 
     def __call__(self, args: tuple, kwargs: dict) -> Any:
-        self._check_shared()
+        if self._shared:
+            self._check_shared()
         values = self._current_values(args, kwargs)
         compiled = self._compiled
         if (

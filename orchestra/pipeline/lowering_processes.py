@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from orchestra.pipeline.lower_ahead import stencil_groups
+from orchestra.threads import allowed_cores
 
 log = logging.getLogger("orchestra")
 
@@ -78,11 +79,8 @@ def default_process_count(cores: int, ranks_on_node: int, builders_on_node: int)
 
 
 def usable_cores() -> int:
-    """The cores this process may run on (its affinity: a rank bound to one core has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+    """How many cores this process may run on (its affinity: a rank bound to one core has one)."""
+    return len(allowed_cores())
 
 
 def node_share(mpi_comm: Any, builders: list[int]) -> tuple[int, int]:
