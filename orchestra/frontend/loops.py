@@ -25,7 +25,7 @@ import builtins
 from typing import Any
 
 from orchestra.errors import BuildError
-from orchestra.frontend.scope import MISSING, ParseScope, path_names
+from orchestra.frontend.scope import MISSING, ParseScope, breaks_or_continues, path_names
 
 #: the name the rewritten iterator calls ``dace.unroll`` by (added to the parse's globals)
 UNROLL = "__orchestra_unroll__"
@@ -58,7 +58,7 @@ class _Marker(ast.NodeVisitor):
             self.generic_visit(node)
         finally:
             self.enclosing.pop()
-        if node.orelse or _breaks(node) or self._explicit(node.iter):
+        if node.orelse or breaks_or_continues(node) or self._explicit(node.iter):
             return
         indexed = [child for statement in node.body for child in ast.walk(statement)
                    if self._indexes_collection(child, targets)]
@@ -108,15 +108,3 @@ class _Marker(ast.NodeVisitor):
                 return value
             node = node.value
 
-
-def _breaks(loop: ast.For) -> bool:
-    """``break`` or ``continue`` of this loop (not of a loop nested in it)."""
-    pending = list(loop.body)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (ast.Break, ast.Continue)):
-            return True
-        if isinstance(node, (ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            continue
-        pending.extend(ast.iter_child_nodes(node))
-    return False

@@ -65,6 +65,19 @@ def stored_names(nodes: Iterable[ast.AST]) -> set[str]:
     return names
 
 
+def breaks_or_continues(loop: ast.For) -> bool:
+    """``break`` or ``continue`` of this loop (not of a loop nested in it)."""
+    pending = list(loop.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(node, (ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    return False
+
+
 def path_names(node: ast.AST) -> set[str]:
     """The plain names an expression reads."""
     return {child.id for child in ast.walk(node) if isinstance(child, ast.Name)}

@@ -345,6 +345,50 @@ class ZipStencils:
             stencil_(x, y, a)
 
 
+@idiom("zip over stencils and the Quantities each updates, held by the model",
+       "NDSL helpers pairing stencils with their fields")
+class ZipStencilsQuantities:
+    def __init__(self, config):
+        self._stencils = [stencil(config, st.scale), stencil(config, st.scale)]
+        self._quantities = [_quantity(34), _quantity(35)]
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        for stencil_, q in zip(self._stencils, self._quantities):
+            stencil_(q, 3.0)
+            self._axpy(q, y, 0.5)
+
+
+@idiom("enumerate (with a start) over a list of arrays, zip of lists inside", "tracer and per-level loops")
+class EnumerateArrays:
+    def __init__(self, config):
+        self._arrays = (_array(36), _array(37), _array(38))
+        self._coefficients = [0.5, 0.25]
+        self._scale = stencil(config, st.scale)
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        for n, (q, a) in enumerate(zip(self._arrays, self._coefficients), start=1):
+            self._scale(q, a * n)
+            self._axpy(q, y, 1.0)
+        for q in reversed(self._arrays):
+            self._axpy(y, q, 0.125)
+
+
+@idiom("zip over two lists of arrays given as compile-time arguments", "NDSL helpers taking lists of quantities",
+       call=lambda model, f: model([f.x, f.z], [f.y, f.quantity]))
+class ZipArgumentLists:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config, dace_compiletime_args=["inputs", "outputs"])
+
+    def __call__(self, inputs, outputs):
+        for source, target in zip(inputs, outputs):
+            self._axpy(source, target, 0.5)
+
+
 @idiom("nested lists: a loop inside a loop, each indexing", "per-order, per-level stencil tables")
 class NestedLists:
     def __init__(self, config):

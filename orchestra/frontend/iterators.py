@@ -1,0 +1,145 @@
+"""Loops over ``zip``, ``enumerate`` and ``reversed`` of compile-time collections become indexed loops.
+
+``for stencil, q in zip(self.stencils, self.quantities): stencil(q, ...)``
+is plain Python, but DaCe unrolls such a loop only when it can evaluate the
+whole iterator while parsing, and a collection holding arrays (or
+``Quantity`` containers) is not a value to DaCe: it stands for program
+arrays. The loop was refused ("Iterator zip is unsupported"), although
+``for q in self.quantities`` (a collection alone) is unrolled.
+
+Here such a loop is written as the loop over positions Python performs::
+
+    for __orchestra_position_12_1 in range(2):
+        self.stencils[__orchestra_position_12_1](self.quantities[__orchestra_position_12_1], ...)
+
+each loop variable replaced in the body by the element it is bound to (an
+``enumerate`` count by the position plus its start). The body then indexes
+compile-time collections with the loop variable, so :mod:`.loops` marks the
+loop for unrolling, and every element is read through ``self`` like any
+other folded value (keyed, compared on every call). The rewrite applies only
+where it is certainly the same loop: each collection is an access path
+(``self.x``, ``tracers``, ``self.table[1]``) to a list or tuple known when
+parsing; the loop variables are plain names (nested tuples allowed), never
+assigned in the body and read nowhere but in the bodies of loops that bind
+them; no ``break``, ``continue`` or ``else``. Everything else is left to
+DaCe as written.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+from typing import Optional, Union
+
+from orchestra.frontend.scope import MISSING, NameSubstitution, ParseScope, breaks_or_continues, stored_names
+
+#: what one iteration binds: an expression (given the position's name), or a tuple of such
+_Pattern = Union[ast.expr, list]
+
+
+def index_collection_iterators(function: ast.FunctionDef, scope: ParseScope) -> int:
+    """Rewrite ``function``'s loops over ``zip``/``enumerate``/``reversed`` of collections; returns how many."""
+    rewriter = _Rewriter(function, scope)
+    rewriter.visit(function)
+    return rewriter.count
+
+
+class _Rewriter(ast.NodeVisitor):
+    def __init__(self, function: ast.FunctionDef, scope: ParseScope) -> None:
+        self.function, self.scope, self.count = function, scope, 0
+        self.stored = stored_names(function.body)
+
+    def visit_For(self, node: ast.For) -> None:
+        self.generic_visit(node)  # inner loops first: their collections must not read this loop's variables
+        if node.orelse or breaks_or_continues(node):
+            return
+        position = f"__orchestra_position_{node.lineno}_{self.count + 1}"
+        position_node = ast.Name(id=position, ctx=ast.Load())
+        found = self._iteration(node.iter, position_node)
+        if found is None:
+            return
+        length, pattern = found
+        bindings: dict[str, ast.expr] = {}
+        if not _bind(node.target, pattern, bindings) or not self._only_in_body(node, set(bindings)):
+            return
+        substitution = NameSubstitution(bindings)
+        node.body = [substitution.visit(statement) for statement in node.body]
+        node.target = ast.copy_location(ast.Name(id=position, ctx=ast.Store()), node.target)
+        node.iter = ast.copy_location(
+            ast.Call(func=ast.Name(id="range", ctx=ast.Load()), args=[ast.Constant(length)], keywords=[]), node.iter)
+        ast.fix_missing_locations(node)
+        self.count += 1
+
+    def _iteration(self, node: ast.expr, position: ast.Name) -> Optional[tuple[int, _Pattern]]:
+        """(length, what one iteration binds) of ``zip``/``enumerate``/``reversed`` over collections."""
+        if not isinstance(node, ast.Call) or node.keywords and not _only_start(node):
+            return None
+        kind = self._builtin(node.func)
+        if kind is zip and node.args:
+            parts = [self._part(arg, position) for arg in node.args]
+            if any(part is None for part in parts):
+                return None
+            return min(length for length, _ in parts), [pattern for _, pattern in parts]
+        if kind is enumerate and 1 <= len(node.args) + len(node.keywords) <= 2 and node.args:
+            start = node.args[1] if len(node.args) == 2 else (node.keywords[0].value if node.keywords else None)
+            if start is not None and not (isinstance(start, ast.Constant) and type(start.value) is int):
+                return None
+            inner = self._part(node.args[0], position)
+            if inner is None:
+                return None
+            count: ast.expr = copy.deepcopy(position)
+            if start is not None and start.value:
+                count = ast.BinOp(left=count, op=ast.Add(), right=ast.Constant(start.value))
+            return inner[0], [count, inner[1]]
+        if kind is reversed and len(node.args) == 1:
+            length = self._length(node.args[0])
+            if length is None:
+                return None
+            backwards = ast.BinOp(left=ast.Constant(length - 1), op=ast.Sub(), right=copy.deepcopy(position))
+            return length, ast.Subscript(value=copy.deepcopy(node.args[0]), slice=backwards, ctx=ast.Load())
+        return None
+
+    def _part(self, node: ast.expr, position: ast.Name) -> Optional[tuple[int, _Pattern]]:
+        """One argument of ``zip``/``enumerate``: a collection, or another such iterator."""
+        length = self._length(node)
+        if length is not None:
+            return length, ast.Subscript(value=copy.deepcopy(node), slice=copy.deepcopy(position), ctx=ast.Load())
+        return self._iteration(node, position)
+
+    def _length(self, node: ast.expr) -> Optional[int]:
+        """The length of a list or tuple the access path ``node`` reaches, known when parsing."""
+        value = self.scope.value_of(node)
+        return len(value) if value is not MISSING and isinstance(value, (list, tuple)) else None
+
+    def _builtin(self, function: ast.expr) -> object:
+        if not isinstance(function, ast.Name) or function.id in self.stored:
+            return None
+        value = self.scope.namespace.get(function.id, getattr(builtins, function.id, None))
+        return value if value in (zip, enumerate, reversed) else None
+
+    def _only_in_body(self, loop: ast.For, names: set[str]) -> bool:
+        """The loop variables are assigned only by loops, and read only in the bodies of the loops binding them."""
+        if names & stored_names(loop.body):
+            return False
+        rebinding = [other for other in ast.walk(self.function)
+                     if isinstance(other, ast.For) and stored_names([other.target]) & names]
+        allowed = {id(child) for other in rebinding for child in ast.walk(other)}
+        return all(id(child) in allowed for child in ast.walk(self.function)
+                   if isinstance(child, ast.Name) and child.id in names)
+
+def _only_start(call: ast.Call) -> bool:
+    return len(call.keywords) == 1 and call.keywords[0].arg == "start"
+
+
+def _bind(target: ast.expr, pattern: _Pattern, bindings: dict[str, ast.expr]) -> bool:
+    """Match a loop target against what one iteration binds; False where the shapes differ."""
+    if isinstance(target, ast.Name) and not isinstance(pattern, list):
+        if target.id in bindings:
+            return False
+        bindings[target.id] = pattern
+        return True
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(pattern, list) and len(target.elts) == len(pattern):
+        return all(_bind(element, part, bindings) for element, part in zip(target.elts, pattern))
+    return False
+
