@@ -149,15 +149,18 @@ def _runs(node: Mapping[str, Any], function: str) -> bool:
 
     A function a node's body reaches through a global name (``twice(self.a)``,
     which DaCe may evaluate without parsing it) is listed under the node's
-    ``reaches``. A stencil's definition is keyed by source when a function
-    names it (``self.flux(...)`` names the module's ``flux`` too, as the key
-    reads names conservatively); an edit of it belongs to the components that
-    call the stencil.
+    ``reaches``. A function DaCe parsed without a node of its own (a static
+    method of constants, say) is one of the node's callees. A stencil's
+    definition is keyed by source when a function names it
+    (``self.flux(...)`` names the module's ``flux`` too, as the key reads
+    names conservatively); an edit of it belongs to the components that call
+    the stencil.
     """
     return (
         node.get("function") == function
         or function in node.get("reaches", ())
-        or any(callee.get("stencil") == function for callee in node.get("callees", {}).values())
+        or any(function in (callee.get("stencil"), callee.get("function"))
+               for callee in node.get("callees", {}).values())
     )
 
 

@@ -26,7 +26,7 @@ import typing
 from typing import Any, Optional
 
 from orchestra.errors import BuildError
-from orchestra.frontend.scope import MISSING, ParseScope, definition_of, inner_blocks
+from orchestra.frontend.scope import MISSING, ParseScope, definition_of, inner_blocks, parsed_despite_decorators
 
 _NOT_MOVED = (ast.BoolOp, ast.IfExp, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
 
@@ -42,7 +42,9 @@ def callback_function(value: Any) -> Optional[types.FunctionType]:
     """The Python function DaCe will keep as a callback when ``value`` is called, else None.
 
     DaCe keeps any decorated function (``dace_inhibitor`` is an identity
-    decorator) in Python; undecorated functions it parses into the program.
+    decorator) in Python; undecorated functions, and static methods (see
+    :func:`~orchestra.frontend.scope.parsed_despite_decorators`), it parses
+    into the program.
     """
     if hasattr(value, "__sdfg__"):
         return None
@@ -50,7 +52,9 @@ def callback_function(value: Any) -> Optional[types.FunctionType]:
     if not isinstance(function, types.FunctionType):
         return None
     definition = definition_of(function)
-    return function if definition is not None and definition.decorator_list else None
+    if definition is None or not definition.decorator_list:
+        return None
+    return None if parsed_despite_decorators(definition, function.__globals__) else function
 
 
 def result_types(function: types.FunctionType) -> Optional[list[Any]]:

@@ -25,7 +25,7 @@ from orchestra.frontend.closure_arrays import one_array_per_memory
 from orchestra.frontend.iterators import index_collection_iterators
 from orchestra.frontend.loops import UNROLL, unroll_collection_loops
 from orchestra.frontend.returns import expose_returned_aliases
-from orchestra.frontend.scope import ParseScope
+from orchestra.frontend.scope import ParseScope, parsed_despite_decorators
 
 _state = threading.local()
 _install_lock = threading.Lock()
@@ -92,6 +92,10 @@ def _preprocess(original: Callable) -> Callable:
 def _function_to_ast(original: Callable) -> Callable:
     def function_to_ast(f: Any) -> tuple:
         tree, filename, line, source = original(f)
+        definition = tree.body[0] if tree.body else None
+        if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and parsed_despite_decorators(
+                definition, getattr(f, "__globals__", {})):
+            definition.decorator_list = []  # DaCe then parses it instead of keeping a callback
         parsing = getattr(_state, "parsing", None)
         if parsing and parsing[-1][0] is f:
             _, namespace, runtime = parsing[-1]

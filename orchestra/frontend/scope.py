@@ -45,6 +45,19 @@ def definition_of(function: types.FunctionType) -> Optional[ast.FunctionDef]:
     return definition if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
+def parsed_despite_decorators(definition: ast.FunctionDef, namespace: dict[str, Any]) -> bool:
+    """Whether every decorator of ``definition`` is ``staticmethod``: only changes how the function is reached.
+
+    DaCe keeps every decorated function in Python as a callback (a decorator
+    may do anything); a static method is a plain function reached through a
+    class or an instance, so orchestra has it parsed like any helper.
+    """
+    return bool(definition.decorator_list) and all(
+        isinstance(decorator, ast.Name) and decorator.id == "staticmethod"
+        and namespace.get("staticmethod", staticmethod) is staticmethod
+        for decorator in definition.decorator_list)
+
+
 def inner_blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
     """The statement lists nested directly in ``statement`` (bodies, ``else``, ``finally``, handlers)."""
     for field in ("body", "orelse", "finalbody"):

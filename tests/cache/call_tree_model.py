@@ -1,8 +1,8 @@
 """A three-level orchestrated model for the call-tree key tests (its text is mutated by them).
 
 Outer (orchestrated) calls Middle (an orchestrated component), which calls
-Inner (another one), a plain helper object's method and a function that calls
-a function; stencils and folded scalars at every level.
+Inner (another one), a plain helper object's method (which calls a static
+method) and a function that calls a function; stencils and folded scalars at every level.
 """
 
 import numpy as np
@@ -44,8 +44,12 @@ class Helper:
         self.unused_setting = 3.0
         self.shift = frozen(shift, config)
 
+    @staticmethod
+    def damped(amount):
+        return amount * 0.625
+
     def apply(self, q):
-        self.shift(q, self.offset)
+        self.shift(q, self.damped(self.offset))
 
 
 class Inner:

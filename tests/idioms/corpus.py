@@ -151,6 +151,26 @@ class HelperMethod:
         self._half_step(y, x)
 
 
+@idiom("static methods: one computing a coefficient, one updating arrays", "helpers of model classes")
+class StaticMethods:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._weight = 0.75
+        orchestrate(obj=self, config=config)
+
+    @staticmethod
+    def _coefficient(weight):
+        return weight * 0.5 + 1.0
+
+    @staticmethod
+    def _relax(q, target):
+        q[:] = 0.5 * (q + target)
+
+    def __call__(self, x, y):
+        self._axpy(x, y, self._coefficient(self._weight))
+        self._relax(y, x)
+
+
 @idiom("a property returning an array passed to a stencil", "grid data accessors")
 class PropertyArray:
     def __init__(self, config):
