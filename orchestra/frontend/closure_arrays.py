@@ -1,4 +1,4 @@
-"""One program array per memory: ``self.tmp`` and ``self.tmp.data`` are the same array of the program.
+"""One program array per memory, one memory per program array: ``self.tmp`` and ``self.tmp.data`` are one array.
 
 DaCe's closure resolution gives each Python *object* an orchestrated method
 reads through ``self`` (or a module global) an array of the program, keyed
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 from typing import Any, Callable, Iterator, Optional
 
 from orchestra.array_like import array_layout
@@ -83,12 +84,35 @@ def one_array_per_memory() -> Iterator[None]:
     from dace.frontend.python.preprocessing import GlobalResolver
 
     resolve, combine = GlobalResolver.global_value_to_node, SDFGClosure.combine_nested_closures
+    name = GlobalResolver._qualname_to_array_name
     GlobalResolver.global_value_to_node = _resolving(resolve)
     SDFGClosure.combine_nested_closures = _combining(combine)
+    GlobalResolver._qualname_to_array_name = _distinct_name
     try:
         yield
     finally:
         GlobalResolver.global_value_to_node, SDFGClosure.combine_nested_closures = resolve, combine
+        GlobalResolver._qualname_to_array_name = name
+
+
+def _distinct_name(resolver: Any, qualname: str, prefix: str = "__g_") -> str:
+    """A program name for the expression ``qualname``, never one another expression's array has.
+
+    DaCe replaces ``.``, ``[``, ``]``, quotes and commas by ``_`` and takes
+    the result as the array's name without looking at the closure: ``self.u_x``
+    and ``self.u.x`` (or ``d["a.b"]`` and ``d["a_b"]``) became one array of
+    the program, silently; an expression with other characters
+    (``tracers[names[0]]`` once ``names`` is a literal list) was refused.
+    Here every other character is replaced too, and a name an array of
+    another expression holds gets a numbered suffix.
+    """
+    from dace import data
+
+    name = prefix + re.sub(r"[^0-9A-Za-z_]", "_", qualname)
+    taken = resolver.closure.closure_arrays
+    if prefix and name in taken and str(taken[name][0]) != qualname:
+        name = data.find_new_name(name, taken.keys())
+    return name
 
 
 def _names(closure: Any) -> dict:

@@ -1,11 +1,12 @@
-"""Loops over ``zip``, ``enumerate`` and ``reversed`` of compile-time collections become indexed loops.
+"""Loops over ``zip``, ``enumerate``, ``reversed`` and slices of compile-time collections become indexed loops.
 
 ``for stencil, q in zip(self.stencils, self.quantities): stencil(q, ...)``
 is plain Python, but DaCe unrolls such a loop only when it can evaluate the
 whole iterator while parsing, and a collection holding arrays (or
 ``Quantity`` containers) is not a value to DaCe: it stands for program
 arrays. The loop was refused ("Iterator zip is unsupported"), although
-``for q in self.quantities`` (a collection alone) is unrolled.
+``for q in self.quantities`` (a collection alone) is unrolled; so was
+``for stencil in self.stencils[1:]`` ("Invalid AST node type").
 
 Here such a loop is written as the loop over positions Python performs::
 
@@ -19,10 +20,11 @@ loop for unrolling, and every element is read through ``self`` like any
 other folded value (keyed, compared on every call). The rewrite applies only
 where it is certainly the same loop: each collection is an access path
 (``self.x``, ``tracers``, ``self.table[1]``) to a list or tuple known when
-parsing; the loop variables are plain names (nested tuples allowed), never
-assigned in the body and read nowhere but in the bodies of loops that bind
-them; no ``break``, ``continue`` or ``else``. Everything else is left to
-DaCe as written.
+parsing, or a slice of one whose bounds are literals or such paths; the
+loop variables are plain names (nested tuples allowed), never assigned in
+the body and read nowhere but in the bodies of loops that bind them; no
+``break``, ``continue`` or ``else``. Everything else is left to DaCe as
+written.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import numbers
 from typing import Optional, Union
 
 from orchestra.frontend.scope import MISSING, NameSubstitution, ParseScope, breaks_or_continues, stored_names
@@ -49,6 +52,7 @@ class _Rewriter(ast.NodeVisitor):
     def __init__(self, function: ast.FunctionDef, scope: ParseScope) -> None:
         self.function, self.scope, self.count = function, scope, 0
         self.stored = stored_names(function.body)
+        self.elements: list = []
 
     def visit_For(self, node: ast.For) -> None:
         self.generic_visit(node)  # inner loops first: their collections must not read this loop's variables
@@ -56,10 +60,13 @@ class _Rewriter(ast.NodeVisitor):
             return
         position = f"__orchestra_position_{node.lineno}_{self.count + 1}"
         position_node = ast.Name(id=position, ctx=ast.Load())
+        self.elements = []  # of every collection iterated, as far as iterated
         found = self._iteration(node.iter, position_node)
         if found is None:
             return
         length, pattern = found
+        if all(isinstance(element, (numbers.Number, str)) for element in self.elements):
+            return  # constants only: DaCe evaluates the iterator and unrolls the loop itself, with literals
         bindings: dict[str, ast.expr] = {}
         if not _bind(node.target, pattern, bindings) or not self._only_in_body(node, set(bindings)):
             return
@@ -72,7 +79,9 @@ class _Rewriter(ast.NodeVisitor):
         self.count += 1
 
     def _iteration(self, node: ast.expr, position: ast.Name) -> Optional[tuple[int, _Pattern]]:
-        """(length, what one iteration binds) of ``zip``/``enumerate``/``reversed`` over collections."""
+        """(length, what one iteration binds) of ``zip``/``enumerate``/``reversed`` over collections, or a slice."""
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            return self._collection(node, position)  # for stencil in self.stencils[1:]
         if not isinstance(node, ast.Call) or node.keywords and not _only_start(node):
             return None
         kind = self._builtin(node.func)
@@ -88,29 +97,45 @@ class _Rewriter(ast.NodeVisitor):
             inner = self._part(node.args[0], position)
             if inner is None:
                 return None
-            count: ast.expr = copy.deepcopy(position)
-            if start is not None and start.value:
-                count = ast.BinOp(left=count, op=ast.Add(), right=ast.Constant(start.value))
-            return inner[0], [count, inner[1]]
+            return inner[0], [_affine(start.value if start is not None else 0, 1, position), inner[1]]
         if kind is reversed and len(node.args) == 1:
-            length = self._length(node.args[0])
-            if length is None:
-                return None
-            backwards = ast.BinOp(left=ast.Constant(length - 1), op=ast.Sub(), right=copy.deepcopy(position))
-            return length, ast.Subscript(value=copy.deepcopy(node.args[0]), slice=backwards, ctx=ast.Load())
+            return self._collection(node.args[0], position, backwards=True)
         return None
 
     def _part(self, node: ast.expr, position: ast.Name) -> Optional[tuple[int, _Pattern]]:
-        """One argument of ``zip``/``enumerate``: a collection, or another such iterator."""
-        length = self._length(node)
-        if length is not None:
-            return length, ast.Subscript(value=copy.deepcopy(node), slice=copy.deepcopy(position), ctx=ast.Load())
-        return self._iteration(node, position)
+        """One argument of ``zip``/``enumerate``: a collection (or a slice of one), or another such iterator."""
+        return self._collection(node, position) or self._iteration(node, position)
 
-    def _length(self, node: ast.expr) -> Optional[int]:
-        """The length of a list or tuple the access path ``node`` reaches, known when parsing."""
-        value = self.scope.value_of(node)
-        return len(value) if value is not MISSING and isinstance(value, (list, tuple)) else None
+    def _collection(self, node: ast.expr, position: ast.Name,
+                    backwards: bool = False) -> Optional[tuple[int, _Pattern]]:
+        """A list or tuple known when parsing, or a slice of one: (its length, its element at ``position``)."""
+        sliced = isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice)
+        path = node.value if sliced else node
+        value = self.scope.value_of(path)
+        if value is MISSING or not isinstance(value, (list, tuple)):
+            return None
+        positions = range(len(value))
+        if sliced:
+            bounds = [self._integer(part) for part in (node.slice.lower, node.slice.upper, node.slice.step)]
+            if MISSING in bounds:
+                return None
+            positions = positions[slice(*bounds)]
+        if backwards:
+            positions = positions[::-1]
+        self.elements.extend(value[index] for index in positions)
+        index = _affine(positions.start, positions.step, position)
+        return len(positions), ast.Subscript(value=copy.deepcopy(path), slice=index, ctx=ast.Load())
+
+    def _integer(self, node: Optional[ast.expr]) -> object:
+        """A slice bound: None, or an int known when parsing (a literal, ``-1``, ``self.n``); else MISSING."""
+        if node is None:
+            return None
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            value = self._integer(node.operand)
+            value = -value if type(value) is int else MISSING
+        else:
+            value = node.value if isinstance(node, ast.Constant) else self.scope.value_of(node)
+        return value if type(value) is int or value is None else MISSING
 
     def _builtin(self, function: ast.expr) -> object:
         if not isinstance(function, ast.Name) or function.id in self.stored:
@@ -127,6 +152,18 @@ class _Rewriter(ast.NodeVisitor):
         allowed = {id(child) for other in rebinding for child in ast.walk(other)}
         return all(id(child) in allowed for child in ast.walk(self.function)
                    if isinstance(child, ast.Name) and child.id in names)
+
+def _affine(start: int, step: int, position: ast.Name) -> ast.expr:
+    """``start + step * position``, written as simply as it reads (``position``, ``2 - position``)."""
+    scaled: ast.expr = copy.deepcopy(position)
+    if abs(step) != 1:
+        scaled = ast.BinOp(left=ast.Constant(abs(step)), op=ast.Mult(), right=scaled)
+    if start == 0 and step > 0:
+        return scaled
+    if start == 0:
+        return ast.UnaryOp(op=ast.USub(), operand=scaled)
+    return ast.BinOp(left=ast.Constant(start), op=ast.Add() if step > 0 else ast.Sub(), right=scaled)
+
 
 def _only_start(call: ast.Call) -> bool:
     return len(call.keywords) == 1 and call.keywords[0].arg == "start"

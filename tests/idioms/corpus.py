@@ -397,6 +397,35 @@ class EnumerateArrays:
             self._axpy(y, q, 0.125)
 
 
+@idiom("a loop over a slice of a list of stencils (`self.stencils[1:]`), and its last one by `[-1]`",
+       "per-order stencil tables skipping the first order")
+class StencilListSlice:
+    def __init__(self, config):
+        self._stencils = [stencil(config, st.axpy), stencil(config, st.scale), stencil(config, st.scale)]
+        self._nmax = 2
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._stencils[-3](x, y, 0.5)
+        for stencil_ in self._stencils[1:]:
+            stencil_(y, 1.5)
+        for stencil_, a in zip(self._stencils[-self._nmax:], (0.5, 2.0)):
+            stencil_(x, a)
+
+
+@idiom("zip over tracer names and the components remapping them, the tracer dict indexed by the name",
+       "mapn_tracer-style loops pairing names with objects", call=lambda model, f: model(f.tracers, f.y))
+class ZipNamesComponents:
+    def __init__(self, config):
+        self._names = ("qliquid", "qvapor")
+        self._remap = [Component(config, 0.5), Component(config, 2.0)]
+        orchestrate(obj=self, config=config, dace_compiletime_args=["tracers"])
+
+    def __call__(self, tracers, y):
+        for name, remap in zip(self._names, self._remap):
+            remap(tracers[name], y, 0.25)
+
+
 @idiom("zip over two lists of arrays given as compile-time arguments", "NDSL helpers taking lists of quantities",
        call=lambda model, f: model([f.x, f.z], [f.y, f.quantity]))
 class ZipArgumentLists:
@@ -1068,6 +1097,24 @@ class SameArrayToComponent:
 
     def __call__(self, x, y):
         self.inner(y, y, 0.5)
+
+
+@idiom("arrays whose paths differ only in `.` and `_` (`self.u_x`, `self.u.x`; dict keys `\"a.b\"`, `\"a_b\"`)",
+       "model code naming temporaries and grid fields freely")
+class LookalikePaths:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self.u_x = _array(39)
+        self.u = SimpleNamespace(x=_array(40))
+        self.table = {"a.b": _array(41), "a_b": _array(42)}
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._axpy(self.u_x, y, 1.0)
+        self._axpy(self.u.x, y, 2.0)  # DaCe alone named both __g_self_u_x: one array, silently
+        self._axpy(y, self.u.x, 0.5)
+        self._axpy(self.table["a.b"], y, 0.25)
+        self._axpy(y, self.table["a_b"], 0.125)
 
 
 # ------------------------------------------------------- array containers

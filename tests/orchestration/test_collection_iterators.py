@@ -16,7 +16,8 @@ import pytest
 from orchestra.frontend.iterators import index_collection_iterators
 from orchestra.frontend.scope import ParseScope
 
-MODEL = SimpleNamespace(arrays=[np.zeros(2), np.ones(2)], weights=(0.5, 0.25, 2.0), table={"a": np.zeros(2)})
+MODEL = SimpleNamespace(arrays=[np.zeros(2), np.ones(2)], weights=(0.5, 0.25, 2.0), table={"a": np.zeros(2)},
+                        stencils=(print, repr, len), count=2)
 
 
 def _rewrite(source: str, runtime: tuple[str, ...] = ("x",)) -> tuple[int, str]:
@@ -30,15 +31,31 @@ def test_zip_enumerate_and_reversed_become_loops_over_positions():
         def f(self, x):
             for i, (q, w) in enumerate(zip(self.arrays, self.weights), start=2):
                 g(q, w * i)
-            for q in reversed(self.weights):
-                g(x, q)
+            for q in reversed(self.stencils):
+                q(x)
         """)
     assert count == 2
     assert "for __orchestra_position_3_1 in range(2):" in code  # zip stops at the shorter list
     assert "g(self.arrays[__orchestra_position_3_1], self.weights[__orchestra_position_3_1] * " \
-           "(__orchestra_position_3_1 + 2))" in code
+           "(2 + __orchestra_position_3_1))" in code
     assert "for __orchestra_position_5_2 in range(3):" in code
-    assert "g(x, self.weights[2 - __orchestra_position_5_2])" in code
+    assert "self.stencils[2 - __orchestra_position_5_2](x)" in code
+
+
+def test_slices_of_collections_with_bounds_known_when_parsing():
+    count, code = _rewrite("""
+        def f(self, x):
+            for s in self.stencils[1:]:
+                s(x)
+            for q, w in zip(self.arrays, self.weights[::-2]):
+                g(q, w)
+            for s in self.stencils[-self.count:]:
+                s(x)
+        """)
+    assert count == 3
+    assert "for __orchestra_position_3_1 in range(2):\n        self.stencils[1 + __orchestra_position_3_1](x)" in code
+    assert "g(self.arrays[__orchestra_position_5_2], self.weights[2 - 2 * __orchestra_position_5_2])" in code
+    assert "self.stencils[1 + __orchestra_position_7_3](x)" in code
 
 
 @pytest.mark.parametrize("source", [
@@ -52,6 +69,10 @@ def test_zip_enumerate_and_reversed_become_loops_over_positions():
     "def f(self, x):\n    for q, w in zip(x, self.weights):\n        g(q, w)\n",
     "def f(self, x):\n    for i, key in enumerate(self.table):\n        g(key, i)\n",
     "def f(self, x):\n    for i, n in enumerate(range(3)):\n        g(n, i)\n",
+    "def f(self, x):\n    for s in self.stencils[:x]:\n        s(x)\n",
+    # constants only: DaCe evaluates the iterator and unrolls with literals (tracers[name] stays readable)
+    "def f(self, x):\n    for i, w in enumerate(self.weights[1:]):\n        g(x, w * i)\n",
+    "def f(self, x):\n    for w in self.weights:\n        g(w, 1.0)\n",  # DaCe unrolls a plain collection itself
     # the target does not match what one iteration yields
     "def f(self, x):\n    for pair in zip(self.arrays, self.weights):\n        g(pair)\n",
     # zip shadowed by a local
