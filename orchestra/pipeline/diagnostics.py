@@ -8,8 +8,10 @@ in one line, and the usual fixes.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 from orchestra.errors import OrchestraError
@@ -67,11 +69,40 @@ def explain_unreadable(error: BaseException, label: str, function: Optional[Call
     An error orchestra raised on purpose while DaCe parsed (a stencil call's
     arguments, :mod:`orchestra.stencil_arguments`) already says how to fix
     it: its whole message follows the location, without the generic hint.
+    A call of one of the function's own parameters gets its own fix.
     """
+    location = location_of(error, function)
     if isinstance(error, OrchestraError):
-        return f"{step} {label} failed at {location_of(error, function)}: {error}"
+        return f"{step} {label} failed at {location}: {error}"
     reason = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
-    return f"{step} {label} failed at {location_of(error, function)}: {type(error).__name__}: {reason}. {HINT}"
+    hint = _called_parameter_hint(reason, location) or HINT
+    return f"{step} {label} failed at {location}: {type(error).__name__}: {reason}. {hint}"
+
+
+_UNREGISTERED = re.compile(r'Function "(\w+)" is not registered')
+
+
+def _called_parameter_hint(reason: str, location: str) -> Optional[str]:
+    """The fix for calling an object a function received as an argument (``def apply(self, stencil, q)``)."""
+    match = _UNREGISTERED.search(reason)
+    path, _, line = location.rpartition(":")
+    if match is None or not line.isdigit():
+        return None
+    try:
+        tree = ast.parse(Path(path).read_text())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    name, line_number = match.group(1), int(line)
+    for node in ast.walk(tree):
+        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.lineno <= line_number <= (node.end_lineno or node.lineno)
+                and name in {arg.arg for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}):
+            return (f"{name} is a parameter of {node.name}: compiled code calls only objects it reaches when "
+                    f"parsing (through self, a module, or a compile-time argument), not one passed in as an "
+                    "argument. Call it where it is reached (self.stencil(...); several: for stencil in "
+                    "self.stencils: stencil(...)), or decorate the helper with orchestra.dace_inhibitor to "
+                    "keep it in Python. See docs/orchestration.md")
+    return None
 
 
 def function_of(program: Any) -> Optional[Callable]:

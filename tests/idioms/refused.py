@@ -49,6 +49,20 @@ class TryExcept:
             pass
 
 
+class StencilPassedToHelper:
+    """A stencil handed to a helper method as an argument and called there."""
+
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def _apply(self, operator, x, y):
+        operator(x, y, 0.5)
+
+    def __call__(self, x, y):
+        self._apply(self._axpy, x, y)
+
+
 #: (model, call, pattern the one-line message must match)
 REFUSED = [
     (UntypedCallbackResult, lambda model, f: model(f.x, f.y),
@@ -56,4 +70,6 @@ REFUSED = [
     (RuntimeBoundOverList, lambda model, f: model(f.x, f.y, 2),
      r"refused\.py:\d+: the loop indexes self\._stencils.*run-time value.*\bn\b.*self"),
     (TryExcept, lambda model, f: model(f.x, f.y), r"refused\.py:\d+.*dace_inhibitor"),
+    (StencilPassedToHelper, lambda model, f: model(f.x, f.y),
+     r"refused\.py:\d+: .*operator is a parameter of _apply: .*self\.stencil\(\.\.\.\)"),
 ]
