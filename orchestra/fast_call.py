@@ -312,6 +312,25 @@ class FastCaller:
             return compiled.convert_return_values()
         return None
 
+    @property
+    def has_callbacks(self) -> bool:
+        """Whether the program calls back into Python (which may change what the model holds)."""
+        return bool(self._callbacks)
+
+    def closure_replaced(self) -> Optional[str]:
+        """The first array read through ``self`` that is not the one the last call marshalled (None: all are)."""
+        last = self._last_values
+        if last is None or not self._closure_getters:
+            return None
+        start = len(last) - len(self._closure_getters)
+        for index, getter in enumerate(self._closure_getters):
+            if getter() is not last[start + index]:
+                name = self._closure_names[index]
+                return self._shown.get(name, name)
+        if self._containers and self._containers_moved(last):
+            return "the data of an array container the program reads"
+        return None
+
     def raw_call(self) -> None:
         """Call the library with the last marshalled arguments (benchmarks only)."""
         self._compiled.fast_call(*self._compiled._lastargs)

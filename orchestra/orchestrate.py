@@ -35,6 +35,7 @@ from orchestra.errors import BuildError
 from orchestra import first_call_report, kernel_profile
 from orchestra.fast_call import FastCaller
 from orchestra.folded_values import FoldedValues
+from orchestra.mid_call_changes import report_mid_call_changes
 from orchestra.pipeline.request import BuildRequest
 from orchestra.pipeline.stages import OptimizeOptions
 from orchestra.python_body_stencils import reset_body_config, set_body_config
@@ -302,6 +303,8 @@ class OrchestratedProgram:
                 clock.skip()
         if self._record is None:
             result = caller(args, kwargs)  # laps "marshal" and "library"
+            if caller.has_callbacks:
+                report_mid_call_changes(self.label, self.config.rank, self._last_values, caller)
         else:
             result, recorded = self._record(caller, args, kwargs)
             if recorded:
