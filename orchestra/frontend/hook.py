@@ -24,6 +24,7 @@ from orchestra.frontend.callbacks import type_callback_results
 from orchestra.frontend.closure_arrays import one_array_per_memory
 from orchestra.frontend.iterators import index_collection_iterators
 from orchestra.frontend.loops import UNROLL, unroll_collection_loops
+from orchestra.frontend.model_writes import refuse_model_rebinding
 from orchestra.frontend.returns import expose_returned_aliases
 from orchestra.frontend.scope import ParseScope, parsed_despite_decorators
 
@@ -41,6 +42,7 @@ def rewrite(tree: ast.Module, filename: str, namespace: dict[str, Any], runtime:
     expose_returned_aliases(definition, ParseScope(definition, namespace, runtime))  # before the aliases
     replace_aliases(definition)
     scope = ParseScope(definition, namespace, runtime)
+    refuse_model_rebinding(definition, scope, filename)
     index_collection_iterators(definition, scope)  # before the marking: it makes loops that index collections
     if unroll_collection_loops(definition, scope, filename):
         namespace[UNROLL] = dace.unroll

@@ -63,6 +63,35 @@ class StencilPassedToHelper:
         self._apply(self._axpy, x, y)
 
 
+class SwapsModelArrays:
+    """Two arrays of the model swapped by rebinding its attributes (DaCe swapped names for one call only)."""
+
+    def __init__(self, config):
+        from tests.idioms.corpus import _array
+
+        self._axpy = stencil(config, st.axpy)
+        self._current, self._next = _array(70), _array(71)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._axpy(x, self._next, 0.5)
+        self._current, self._next = self._next, self._current
+        self._axpy(self._current, y, 1.0)
+
+
+class StoresArgument:
+    """A run-time argument kept on the model (``self.dt = dt``)."""
+
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self.dt = 1.0
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y, dt: float):
+        self.dt = dt
+        self._axpy(x, y, dt)
+
+
 #: (model, call, pattern the one-line message must match)
 REFUSED = [
     (UntypedCallbackResult, lambda model, f: model(f.x, f.y),
@@ -70,6 +99,10 @@ REFUSED = [
     (RuntimeBoundOverList, lambda model, f: model(f.x, f.y, 2),
      r"refused\.py:\d+: the loop indexes self\._stencils.*run-time value.*\bn\b.*self"),
     (TryExcept, lambda model, f: model(f.x, f.y), r"refused\.py:\d+.*dace_inhibitor"),
+    (SwapsModelArrays, lambda model, f: model(f.x, f.y),
+     r"refused\.py:\d+: orchestrated code assigns self\._current .*write into it \(self\._current\[:\] = "),
+    (StoresArgument, lambda model, f: model(f.x, f.y, 0.5),
+     r"refused\.py:\d+: orchestrated code assigns self\.dt \(`self\.dt = dt`\).*local variable.*dace_inhibitor"),
     (StencilPassedToHelper, lambda model, f: model(f.x, f.y),
      r"refused\.py:\d+: .*operator is a parameter of _apply: .*self\.stencil\(\.\.\.\)"),
 ]
