@@ -25,6 +25,7 @@ from orchestra.frontend.closure_arrays import one_array_per_memory
 from orchestra.frontend.iterators import index_collection_iterators
 from orchestra.frontend.loops import UNROLL, unroll_collection_loops
 from orchestra.frontend.model_writes import refuse_model_rebinding
+from orchestra.frontend.python_arithmetic import NUMPY, python_arithmetic
 from orchestra.frontend.returns import expose_returned_aliases
 from orchestra.frontend.scope import ParseScope, parsed_despite_decorators
 
@@ -47,6 +48,7 @@ def rewrite(tree: ast.Module, filename: str, namespace: dict[str, Any], runtime:
     if unroll_collection_loops(definition, scope, filename):
         namespace[UNROLL] = dace.unroll
     type_callback_results(definition, scope, filename)
+    python_arithmetic(definition, scope, filename)
     ast.fix_missing_locations(tree)
     return tree
 
@@ -82,6 +84,12 @@ def source_rewrites() -> Iterator[None]:
 
 def _preprocess(original: Callable) -> Callable:
     def preprocess_dace_program(f: Any, argtypes: dict, global_vars: dict, *args: Any, **kwargs: Any) -> Any:
+        modules = args[0] if args and isinstance(args[0], dict) else kwargs.get("modules")
+        if isinstance(modules, dict):  # the rewrites may call NumPy by this name (DaCe reads modules first)
+            import numpy
+
+            modules.setdefault(NUMPY, "numpy")
+            global_vars.setdefault(NUMPY, numpy)
         _state.parsing.append((f, global_vars, set(argtypes)))
         try:
             return original(f, argtypes, global_vars, *args, **kwargs)

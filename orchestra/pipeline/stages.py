@@ -151,6 +151,7 @@ def parse(
 
 def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[Path] = None) -> OptimizedProgram:
     """[SDFG] -> [optimized SDFG]: simplify, expand library nodes, simplify, CPU passes, memory policy."""
+    from orchestra.frontend.python_arithmetic import add_mixed_type_helpers
     from orchestra.passes.memory import apply_memory_policy, memory_report
     from orchestra.passes.simplify import simplify
 
@@ -184,6 +185,7 @@ def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[
             from orchestra.passes.kernel_timers import add_kernel_timers
 
             add_kernel_timers(sdfg)
+        add_mixed_type_helpers(sdfg)  # Python's // and % of two integer types, where the program has them
         _save_stage(sdfg, save_to, "3_optimized")
         sdfg.validate()
     except Exception as error:

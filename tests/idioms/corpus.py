@@ -841,6 +841,21 @@ class ScalarArithmetic:
         self._axpy(x, y, factor + 0.01 * log_top + abs(-dt) * cutoff + dt ** 0.5)
 
 
+@idiom("`//` and `%` of run-time integers (negative too) and floats, with Python's meaning",
+       "index and sub-step arithmetic (k // 2, n % n_split)", call=lambda model, f: model(f.x, f.y, -3, -7.5))
+class FloorDivisionModulo:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._n_split = 2
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y, n: int, a: float):
+        half = n // 2  # -2 in Python; C's division gives -1
+        rest = n % self._n_split  # 1 in Python; C's % gives -1
+        half //= 1
+        self._axpy(x, y, 1.0 * half + 10.0 * rest + 100.0 * (a % 2.0) + 1000.0 * (a // 2.0))
+
+
 @idiom("a comparison passed as a boolean stencil argument", "dyn_core zero_data(..., n_map == 1)",
        call=lambda model, f: model(f.x, f.y, 1))
 class ComparisonArgument:

@@ -92,6 +92,18 @@ class StoresArgument:
         self._axpy(x, y, dt)
 
 
+class RoundsAndDefaults:
+    """``round()`` of a run-time value and the value of ``or`` with a number (C's meanings in DaCe)."""
+
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y, a: float):
+        self._axpy(x, y, a or 0.5)
+        self._axpy(x, y, 1.0 * round(a))
+
+
 #: (model, call, pattern the one-line message must match)
 REFUSED = [
     (UntypedCallbackResult, lambda model, f: model(f.x, f.y),
@@ -103,6 +115,8 @@ REFUSED = [
      r"refused\.py:\d+: orchestrated code assigns self\._current .*write into it \(self\._current\[:\] = "),
     (StoresArgument, lambda model, f: model(f.x, f.y, 0.5),
      r"refused\.py:\d+: orchestrated code assigns self\.dt \(`self\.dt = dt`\).*local variable.*dace_inhibitor"),
+    (RoundsAndDefaults, lambda model, f: model(f.x, f.y, 2.5),
+     r"refused\.py:\d+: `a or 0\.5`: the value of `or` .*compiles to a bool.*if statement"),
     (StencilPassedToHelper, lambda model, f: model(f.x, f.y),
      r"refused\.py:\d+: .*operator is a parameter of _apply: .*self\.stencil\(\.\.\.\)"),
 ]
