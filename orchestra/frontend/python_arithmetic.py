@@ -9,7 +9,8 @@ even, ``2``), and ``a or 0.5`` is a ``bool`` (Python: ``0.5`` when ``a`` is
 zero). Each gave silently different results, or a compiler error.
 
 Here, before DaCe parses a function, ``a // b`` and ``a % b`` that read a
-value known only at run time are written ``numpy.floor_divide(a, b)`` and
+value known only at run time (outside indices and ``range`` bounds, which
+DaCe evaluates symbolically, with Python's meaning) are written ``numpy.floor_divide(a, b)`` and
 ``numpy.mod(a, b)``, which DaCe compiles with its ``py_floor`` and
 ``py_mod`` (Python's meaning); :func:`add_mixed_type_helpers` gives those
 two an overload for operands of two types (``int64_t`` and a literal
@@ -79,6 +80,10 @@ class _Rewriter(ast.NodeTransformer):
         callee = ast.Attribute(value=ast.Name(id=NUMPY, ctx=ast.Load()), attr=function, ctx=ast.Load())
         return ast.copy_location(ast.Call(func=callee, args=args, keywords=[]), like)
 
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        node.value = self.visit(node.value)  # an index or slice is symbolic: DaCe floors there already
+        return node
+
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         self.generic_visit(node)
         ufunc = _UFUNCS.get(type(node.op))
@@ -95,6 +100,8 @@ class _Rewriter(ast.NodeTransformer):
         return ast.copy_location(ast.Assign(targets=[node.target], value=value), node)
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
+        if isinstance(node.func, ast.Name) and node.func.id == "range" and "range" not in self.scope.namespace:
+            return node  # loop bounds are symbolic, as indices are
         self.generic_visit(node)
         if (isinstance(node.func, ast.Name) and node.func.id == "round" and "round" not in self.scope.namespace
                 and len(node.args) == 1 and not node.keywords and self._runtime(node.args[0])):

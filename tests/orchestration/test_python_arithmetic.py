@@ -31,10 +31,14 @@ def test_run_time_floor_division_and_modulo_call_numpy():
             k = n // 2 + a % 2.0
             k //= 3
             m = self.n // 2 + self.n % 2
+            q[n // 2, 0] = q[n % 3, 1]
+            for i in range(n // 2):
+                pass
         """)
     assert f"k = {NUMPY}.floor_divide(n, 2) + {NUMPY}.mod(a, 2.0)" in code
     assert f"k = {NUMPY}.floor_divide(k, 3)" in code
     assert "m = self.n // 2 + self.n % 2" in code  # fixed when parsing: DaCe evaluates it in Python
+    assert "q[n // 2, 0] = q[n % 3, 1]" in code and "range(n // 2)" in code  # symbolic: DaCe floors
 
 
 @pytest.mark.parametrize("statement, said", [
