@@ -153,6 +153,7 @@ class _Rewriter(ast.NodeVisitor):
         return all(id(child) in allowed for child in ast.walk(self.function)
                    if isinstance(child, ast.Name) and child.id in names)
 
+
 def _affine(start: int, step: int, position: ast.Name) -> ast.expr:
     """``start + step * position``, written as simply as it reads (``position``, ``2 - position``)."""
     scaled: ast.expr = copy.deepcopy(position)

@@ -10,11 +10,12 @@ zero). Each gave silently different results, or a compiler error.
 
 Here, before DaCe parses a function, ``a // b`` and ``a % b`` that read a
 value known only at run time (outside indices and ``range`` bounds, which
-DaCe evaluates symbolically, with Python's meaning) are written ``numpy.floor_divide(a, b)`` and
-``numpy.mod(a, b)``, which DaCe compiles with its ``py_floor`` and
-``py_mod`` (Python's meaning); :func:`add_mixed_type_helpers` gives those
-two an overload for operands of two types (``int64_t`` and a literal
-``int``), which DaCe's single-type templates lack. ``round(x)`` and the
+DaCe evaluates symbolically, with Python's meaning) are written
+``numpy.floor_divide(a, b)`` and ``numpy.mod(a, b)``, which DaCe compiles
+with its ``py_floor`` and ``py_mod`` (Python's meaning);
+:func:`add_mixed_type_helpers` gives those two an overload for operands of
+two types (``int64_t`` and a literal ``int``), which DaCe's single-type
+templates lack. ``round(x)`` and the
 value (not only the truth) of ``x or y`` / ``x and y`` of run-time values
 where an operand is certainly a number, not a bool (``a or 0.5``), have no
 compiled form with Python's meaning in DaCe: they are refused, naming the
