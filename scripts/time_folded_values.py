@@ -1,8 +1,10 @@
 """Time the per-call check of folded values on the dycore (orchestra/folded_values.py).
 
 Builds (or loads) the orchestrated dycore on one rank, then times
-``FoldedValues.changed()`` (what every call runs before the library) and the
-whole orchestrated step, and prints what the check compares:
+``FoldedValues.changed()`` (what every call runs before the library), the
+check after a call of a program with callbacks (orchestra/mid_call_changes.py:
+the folded values again and the arrays read through ``self``) and the whole
+orchestrated step, and prints what the checks compare:
 
     python scripts/time_folded_values.py --size 24
 """
@@ -39,6 +41,13 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(args.repeats):
         values.changed()
     check = (time.perf_counter() - start) / args.repeats
+    from orchestra.mid_call_changes import report_mid_call_changes
+
+    caller = program.fast_caller
+    start = time.perf_counter()
+    for _ in range(args.repeats):
+        report_mid_call_changes(program.label, 0, values, caller)
+    after = (time.perf_counter() - start) / args.repeats
     start = time.perf_counter()
     steps = 50
     for _ in range(steps):
@@ -48,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(values)} entries ({len(values) - identities} values, {identities} callees held by components)")
     print(f"check: {check * 1e6:.2f} us per call; step: {step * 1e3:.3f} ms ({100 * check / step:.2f} %)"
           f" at {args.size}x{args.size}x{args.nz}, load {os.getloadavg()[0]:.1f}")
+    print(f"after the call (callbacks: {caller.has_callbacks}; {len(caller._closure_getters)} arrays through self): "
+          f"{after * 1e6:.2f} us per call ({100 * after / step:.2f} % of a step)")
     return 0
 
 
