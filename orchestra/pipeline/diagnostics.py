@@ -98,7 +98,7 @@ def _called_parameter_hint(reason: str, location: str) -> Optional[str]:
                 and node.lineno <= line_number <= (node.end_lineno or node.lineno)
                 and name in {arg.arg for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}):
             return (f"{name} is a parameter of {node.name}: compiled code calls only objects it reaches when "
-                    f"parsing (through self, a module, or a compile-time argument), not one passed in as an "
+                    "parsing (through self, a module, or a compile-time argument), not one passed in as an "
                     "argument. Call it where it is reached (self.stencil(...); several: for stencil in "
                     "self.stencils: stencil(...)), or decorate the helper with orchestra.dace_inhibitor to "
                     "keep it in Python. See docs/orchestration.md")
