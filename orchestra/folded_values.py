@@ -47,7 +47,8 @@ class FoldedValue:
         #: (the owner's ``__dict__``, the attribute) when the expression is ``self.attribute``
         self.place: Optional[tuple[dict, str]] = _attribute_place(expression, namespace[1])
         self.current = (
-            functools.partial(self.place[0].get, self.place[1]) if self.place else _reader(expression, *namespace)
+            functools.partial(self.place[0].get, self.place[1]) if self.place
+            else expression_reader(expression, *namespace)
         )
         self.same = same or _same
 
@@ -69,17 +70,25 @@ def _attribute_place(expression: str, locals_: dict) -> Optional[tuple[dict, str
     return (owner, rest) if isinstance(owner, dict) and rest in owner else None
 
 
-def _reader(expression: str, globals_: dict, locals_: dict) -> Callable[[], Any]:
-    """A function reading ``expression`` now: an attribute chain directly (0.1 us), else ``eval``."""
+def expression_reader(expression: str, globals_: dict, locals_: dict) -> Callable[[], Any]:
+    """A function reading DaCe's ``expression`` now, as ``eval(expression, globals_, locals_)`` would.
+
+    An attribute chain is read directly (about 0.1 us; ``eval`` of the
+    compiled expression takes about 1 us): from the object ``locals_`` holds
+    (fixed for the program), or from ``globals_`` looked up on each read (a
+    module constant, read live). Anything else (subscripts, builtins) is
+    compiled once and evaluated.
+    """
     root, _, rest = expression.partition(".")
     if _ATTRIBUTES.fullmatch(expression) and root in locals_:
         obj = locals_[root]
         return (lambda: obj) if not rest else functools.partial(operator.attrgetter(rest), obj)
     if _ATTRIBUTES.fullmatch(expression) and root in globals_:
         if not rest:
-            return lambda: globals_[root]  # a module constant, read live
-        return lambda: operator.attrgetter(rest)(globals_[root])
-    code = compile(expression, f"<orchestra folded {expression}>", "eval")  # subscripts, builtins
+            return lambda: globals_[root]
+        chain = operator.attrgetter(rest)
+        return lambda: chain(globals_[root])
+    code = compile(expression, f"<orchestra {expression}>", "eval")
     return lambda: eval(code, globals_, locals_)  # noqa: S307 (DaCe's own expression)
 
 
