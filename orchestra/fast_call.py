@@ -320,19 +320,18 @@ class FastCaller:
         """Whether the program calls back into Python (which may change what the model holds)."""
         return bool(self._callbacks)
 
-    def closure_replaced(self, at_most: Optional[int] = None) -> Optional[str]:
-        """An array read through ``self`` that is not the one the last call marshalled (None: all are).
+    def closure_replaced(self, at_most: int) -> Optional[str]:
+        """An array read through ``self`` that is not the one the last call marshalled (None: none found).
 
-        ``at_most``: compare only that many, the next ones in turn on each
-        call (reading an array again costs about 0.1-0.2 us; the dycore reads 57).
+        Compares ``at_most`` arrays, the next ones in turn on each call
+        (reading an array again costs about 0.1-0.2 us; the dycore reads 57).
         """
         last = self._last_values
         getters = self._closure_getters
         if last is None or not getters:
             return None
-        count = len(getters) if at_most is None else min(at_most, len(getters))
         start = len(last) - len(getters)
-        for _ in range(count):
+        for _ in range(min(at_most, len(getters))):
             index = self._replaced_cursor
             self._replaced_cursor = (index + 1) % len(getters)
             if getters[index]() is not last[start + index]:
