@@ -55,9 +55,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(error, file=sys.stderr, flush=True)
         return 2
     with communicator.abort_on_exception():
+        from orchestra import abstract_device_storage, builds_without_device
+
         from driver.model import Model
         from driver.simulation import Simulation
 
+        if builds_without_device(dace_config):
+            # A GPU `Build` job (a login node: nvcc, no GPU): the state is allocated as abstract
+            # device arrays, the first step builds (or finds) the library, and every rank exits.
+            with abstract_device_storage():
+                Model(config, communicator, dace_config).dycore()
+            return 0
         started = time.perf_counter()
         model = Model(config, communicator, dace_config)
         simulation = Simulation(model, restart=inputs.restart, setup_seconds=time.perf_counter() - started)

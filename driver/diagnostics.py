@@ -24,6 +24,7 @@ from orchestra.comm import Communicator, HaloUpdater
 
 from driver.constants import GRAVITY
 from driver.grid import GridGeometry
+from driver.host_copies import to_host
 from driver.state import ModelState
 
 
@@ -64,12 +65,12 @@ class Diagnostics:
     def free_surface(self, state: ModelState) -> np.ndarray:
         """Free-surface height ``hs + sum_k h_k`` on the compute domain."""
         compute = self.geometry.subdomain.compute
-        return np.asarray(state.surface_height)[compute] + np.asarray(state.h)[compute].sum(axis=-1)
+        return to_host(state.surface_height)[compute] + to_host(state.h)[compute].sum(axis=-1)
 
     def relative_vorticity(self, state: ModelState) -> np.ndarray:
         """Relative vorticity (1/s) on the compute domain, from face-averaged winds (Stokes)."""
         g = self.geometry
-        u, v = np.array(state.u), np.array(state.v)  # copies: the state's halos stay as they are
+        u, v = to_host(state.u).copy(), to_host(state.v).copy()  # copies: the state's halos stay as they are
         self.halo_updater.update_vector(u, v)
         wind = u[..., None, :] * g.basis_i[..., None] + v[..., None, :] * g.basis_j[..., None]  # [i, j, xyz, k]
         # circ_x[i] is on the face between cells i and i + 1 (the west face of cell i + 1)
@@ -87,13 +88,13 @@ class Diagnostics:
         g = self.geometry
         compute = g.subdomain.compute
         area = g.compute(g.area)[..., None]
-        h = np.asarray(state.h)[compute]
-        u, v = np.asarray(state.u)[compute], np.asarray(state.v)[compute]
-        hs = np.asarray(state.surface_height)[compute]
+        h = to_host(state.h)[compute]
+        u, v = to_host(state.u)[compute], to_host(state.v)[compute]
+        hs = to_host(state.surface_height)[compute]
         surface = hs + h.sum(axis=-1)
         kinetic = 0.5 * h * (u * u + v * v)
         potential = 0.5 * GRAVITY * (surface * surface - hs * hs)
-        absolute = self.relative_vorticity(state) + np.asarray(state.coriolis)[compute][..., None]
+        absolute = self.relative_vorticity(state) + to_host(state.coriolis)[compute][..., None]
         positive = bool(np.all(h > 0))
         enstrophy = 0.5 * absolute * absolute / np.where(h > 0, h, 1.0) if positive else np.zeros_like(h)
         mass, energy, potential_enstrophy, dry = self._global_sum(

@@ -26,6 +26,7 @@ from orchestra.comm import Communicator
 
 from driver.config import RunConfig
 from driver.geometry import lon_lat
+from driver.host_copies import to_host
 from driver.grid import GridGeometry
 from driver.plot import plot_cells
 from driver.restart import save_restart
@@ -102,8 +103,8 @@ class OutputWriter:
 
     def _gather_state(self, state: ModelState) -> dict[str, Optional[np.ndarray]]:
         compute = self.geometry.subdomain.compute
-        fields = {name: np.asarray(array)[compute] for name, array in state.prognostic().items()}
-        fields["surface_height"] = np.asarray(state.surface_height)[compute]
+        fields = {name: to_host(array)[compute] for name, array in state.prognostic().items()}
+        fields["surface_height"] = to_host(state.surface_height)[compute]
         return {name: gather_global(self.communicator, value, self.geometry) for name, value in fields.items()}
 
     def snapshot(self, state: ModelState, step: int) -> Optional[Path]:

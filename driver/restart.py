@@ -26,6 +26,7 @@ from typing import Any, Mapping, Optional, Union
 
 import numpy as np
 
+from driver.host_copies import set_from_host
 from driver.state import PROGNOSTIC_NAMES
 
 #: Configuration fields a restart must agree on.
@@ -66,7 +67,7 @@ class Restart:
         s = geometry.subdomain
         for name in PROGNOSTIC_NAMES:
             piece = self.fields[name][s.tile, s.i_start : s.i_start + s.nx, s.j_start : s.j_start + s.ny]
-            getattr(state, name)[s.compute] = piece
+            set_from_host(getattr(state, name), s.compute, piece)
 
 
 def load_restart(path: Union[str, Path], config: Any) -> Restart:

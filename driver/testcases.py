@@ -21,6 +21,7 @@ import numpy as np
 
 from driver.constants import GRAVITY, OMEGA, RADIUS, SECONDS_PER_DAY
 from driver.geometry import cross, dot, east_north, lon_lat, rotate
+from driver.host_copies import set_from_host
 
 if TYPE_CHECKING:  # annotations only: reading a configuration must not import gt4py (scripts/run.sh)
     from driver.grid import GridGeometry
@@ -210,8 +211,8 @@ def initialize(state: ModelState, geometry: GridGeometry, case: TestCase) -> Non
     hs = case.surface_height(p)
     depth = case.height(p) - hs
     wind = case.wind(p)
-    state.surface_height[...] = hs
-    state.coriolis[...] = case.coriolis(p)
-    state.h[compute] = (depth[compute] / nz)[..., None]
-    state.u[compute] = dot(wind, geometry.basis_i)[compute][..., None]
-    state.v[compute] = dot(wind, geometry.basis_j)[compute][..., None]
+    set_from_host(state.surface_height, ..., hs)
+    set_from_host(state.coriolis, ..., case.coriolis(p))
+    set_from_host(state.h, compute, (depth[compute] / nz)[..., None])
+    set_from_host(state.u, compute, dot(wind, geometry.basis_i)[compute][..., None])
+    set_from_host(state.v, compute, dot(wind, geometry.basis_j)[compute][..., None])
