@@ -177,9 +177,16 @@ class _Exchange:
         self.receives = [
             _message(xp, ts, arrays, peer, False, staging) for (peer, _), ts in receives.items()
         ]
+        #: Recorded on the device's stream after the last unpacking; None on the host.
+        self.unpacked: Any = None
 
     def start(self, comm: Communicator, arrays: Sequence[Any]) -> list[Any]:
         """Post receives, pack and post sends; returns the requests."""
+        if self.unpacked is not None:
+            # The device reads the last exchange's receive buffers asynchronously (the copy from
+            # the pinned host buffer, the unpacking): MPI must not write them before it is done.
+            self.unpacked.synchronize()
+            self.unpacked = None
         requests = [comm.irecv(m.wire, m.peer, m.tag) for m in self.receives]
         for m in self.sends:
             for view, array, where in zip(m.views, arrays, m.slices):
@@ -208,6 +215,9 @@ class _Exchange:
                         target[...] = pair[source]
                     else:
                         xp.negative(pair[source], out=target)
+        if xp is not np and self.receives:
+            self.unpacked = xp.cuda.Event()
+            self.unpacked.record()
         comm.waitall(requests[len(self.receives) :])
 
 
