@@ -73,7 +73,7 @@ if [ "$run_bench" = 1 ]; then
     # CPU variants use every core, so that "gpu vs cpu" compares whole devices.
     OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(nproc)}" "$PYTHON" scripts/bench_gpu.py ${BENCH_ARGS:-} \
         --json "$OUT/bench_gpu_example.json" 2>&1 | tee "$OUT/bench_gpu_example.log" || status=1
-    # The dycore benchmark on the GPU is added here by the driver's owners.
+    # The dynamical core on the GPU (checked against the CPU, timed): scripts/gpu_dycore.sh.
 fi
 echo "[gpu_check] done (status $status); results in $OUT"
 exit "$status"

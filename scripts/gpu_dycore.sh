@@ -30,11 +30,14 @@ sized() {  # the configuration at resolution $1
         --set "dt=$(python -c "print(21600 / $1)")" --set days=0.25 "${quiet[@]}"
 }
 
-run() {  # run NAME FV3_DACEMODE CONFIG... : the driver; log in $OUT/NAME.log (Build: in $WORK)
+run() {  # run NAME FV3_DACEMODE CONFIG... : the driver; output in $WORK/NAME, log in $OUT/NAME.log
     local name="$1" mode="$2" log
     shift 2
     log="$OUT/$name.log"
-    [ "$mode" = Build ] && log="$WORK/$name.build.log"
+    if [ "$mode" = Build ]; then  # its own folder: the driver never writes into a used one
+        name="$name.build"
+        log="$WORK/$name.log"
+    fi
     echo "[gpu_dycore] $name: FV3_DACEMODE=$mode scripts/run.sh $*"
     FV3_DACEMODE="$mode" scripts/run.sh "$@" --set "output.directory=$WORK/$name" >"$log" 2>&1
     local status=$?
