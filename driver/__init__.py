@@ -10,4 +10,5 @@ The scheme is described in ``docs/model.md``; the layout of the package:
 * :mod:`driver.dycore`: :class:`~driver.dycore.DynamicalCore`, one model step;
 * :mod:`driver.testcases`, :mod:`driver.diagnostics`: Williamson et al. (1992) cases and norms;
 * :mod:`driver.config`, :mod:`driver.output`, :mod:`driver.simulation`: the run.
+* :mod:`driver.host_copies`: host code reading and writing a state that lives on a GPU.
 """
