@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator
 from orchestra.frontend.aliases import replace_aliases
 from orchestra.frontend.callbacks import type_callback_results
 from orchestra.frontend.closure_arrays import one_array_per_memory
+from orchestra.frontend.early_returns import single_exit
 from orchestra.frontend.iterators import index_collection_iterators
 from orchestra.frontend.loops import UNROLL, unroll_collection_loops
 from orchestra.frontend.model_writes import refuse_model_rebinding
@@ -33,8 +34,14 @@ _state = threading.local()
 _install_lock = threading.Lock()
 
 
-def rewrite(tree: ast.Module, filename: str, namespace: dict[str, Any], runtime: set[str]) -> ast.Module:
-    """Apply every rewrite to the function definition in ``tree`` (DaCe's parse of one function)."""
+def rewrite(
+    tree: ast.Module, filename: str, namespace: dict[str, Any], runtime: set[str], called: bool = False
+) -> ast.Module:
+    """Apply every rewrite to the function definition in ``tree`` (DaCe's parse of one function).
+
+    ``called``: the function is parsed for a call inside another one being parsed (a helper, a
+    nested component's method), not as the program itself.
+    """
     import dace
 
     definition = tree.body[0] if tree.body else None
@@ -44,6 +51,8 @@ def rewrite(tree: ast.Module, filename: str, namespace: dict[str, Any], runtime:
     replace_aliases(definition)
     scope = ParseScope(definition, namespace, runtime)
     refuse_model_rebinding(definition, scope, filename)
+    if called:
+        single_exit(definition, filename)
     index_collection_iterators(definition, scope)  # before the marking: it makes loops that index collections
     if unroll_collection_loops(definition, scope, filename):
         namespace[UNROLL] = dace.unroll
@@ -71,12 +80,12 @@ def source_rewrites() -> Iterator[None]:
         original_to_ast = astutils.function_to_ast
         preprocessing.preprocess_dace_program = _preprocess(original_preprocess)
         astutils.function_to_ast = _function_to_ast(original_to_ast)
-    _state.depth, _state.parsing = 1, []
+    _state.depth, _state.parsing, _state.program = 1, [], None
     try:
         with one_array_per_memory():
             yield
     finally:
-        _state.depth = 0
+        _state.depth, _state.program = 0, None
         with _install_lock:
             preprocessing.preprocess_dace_program = original_preprocess
             astutils.function_to_ast = original_to_ast
@@ -90,6 +99,8 @@ def _preprocess(original: Callable) -> Callable:
 
             modules.setdefault(NUMPY, "numpy")
             global_vars.setdefault(NUMPY, numpy)
+        if _state.program is None:  # the first function parsed in the block is the program itself
+            _state.program = f
         _state.parsing.append((f, global_vars, set(argtypes)))
         try:
             return original(f, argtypes, global_vars, *args, **kwargs)
@@ -109,7 +120,7 @@ def _function_to_ast(original: Callable) -> Callable:
         parsing = getattr(_state, "parsing", None)
         if parsing and parsing[-1][0] is f:
             _, namespace, runtime = parsing[-1]
-            tree = rewrite(tree, filename, namespace, runtime)
+            tree = rewrite(tree, filename, namespace, runtime, called=f is not _state.program)
         return tree, filename, line, source
 
     return function_to_ast

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from orchestra.errors import OrchestraError
+from orchestra.frontend.early_returns import RESULT
 
 _LOCATION = re.compile(r'(?:File "([^"]+)", line (\d+))|(?:\(([^():]+\.py):(\d+)\))')
 
@@ -75,7 +76,7 @@ def explain_unreadable(error: BaseException, label: str, function: Optional[Call
     if isinstance(error, OrchestraError):
         return f"{step} {label} failed at {location}: {error}"
     reason = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
-    hint = _called_parameter_hint(reason, location) or HINT
+    hint = _called_parameter_hint(reason, location) or _returned_arrays_hint(reason) or HINT
     return f"{step} {label} failed at {location}: {type(error).__name__}: {reason}. {hint}"
 
 
@@ -103,6 +104,17 @@ def _called_parameter_hint(reason: str, location: str) -> Optional[str]:
                     "self.stencils: stencil(...)), or decorate the helper with orchestra.dace_inhibitor to "
                     "keep it in Python. See docs/orchestration.md")
     return None
+
+
+def _returned_arrays_hint(reason: str) -> Optional[str]:
+    """The fix for a called function returning one array or another, chosen at run time."""
+    if f'Cannot reassign View "{RESULT}' not in reason:
+        return None
+    return ("The function called here returns different arrays on different paths, chosen by a run-time "
+            "condition (orchestra gives a called function one exit: orchestra/frontend/early_returns.py); a "
+            "compiled program cannot make one name refer to either array. Return the same array on every path, "
+            "make the condition a compile-time value (a flag on self, or dace_compiletime_args), or let the "
+            "caller choose (if flip: use(self.b) else: use(self.a)). See docs/orchestration.md")
 
 
 def function_of(program: Any) -> Optional[Callable]:

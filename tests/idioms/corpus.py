@@ -856,6 +856,45 @@ class FloorDivisionModulo:
         self._axpy(x, y, 1.0 * half + 10.0 * rest + 100.0 * (a % 2.0) + 1000.0 * (a // 2.0))
 
 
+class _SkipsWhenOff:
+    """A nested component that returns early, when told at run time."""
+
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y, on: bool):
+        if not on:
+            return
+        self._axpy(x, y, 0.5)
+
+
+@idiom("early `return` in helpers and a nested component, taken at run time",
+       "guard clauses (`if not flag: return`), `if ...: return a` / `return b` helpers",
+       call=lambda model, f: model(f.x, f.y, True))
+class EarlyReturnsInCallees:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self.inner = _SkipsWhenOff(config)
+        orchestrate(obj=self, config=config)
+
+    def _coefficient(self, flip: bool):
+        if flip:
+            return 0.25  # DaCe ended the whole program here
+        return 0.5
+
+    def _increments(self, x, flip: bool):
+        if flip:
+            return x + 1.0, 2.0
+        return x * 3.0, 4.0
+
+    def __call__(self, x, y, flip: bool):
+        self._axpy(x, y, self._coefficient(flip))
+        self.inner(x, y, not flip)
+        increment, weight = self._increments(x, flip)
+        self._axpy(increment, y, weight)
+
+
 @idiom("a comparison passed as a boolean stencil argument", "dyn_core zero_data(..., n_map == 1)",
        call=lambda model, f: model(f.x, f.y, 1))
 class ComparisonArgument:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from orchestra import dace_inhibitor, orchestrate
 from tests.idioms import stencils as st
-from tests.idioms.corpus import stencil
+from tests.idioms.corpus import fields, stencil
 
 
 class UntypedCallbackResult:
@@ -104,6 +104,40 @@ class RoundsAndDefaults:
         self._axpy(x, y, 1.0 * round(a))
 
 
+class ReturnsEitherArray:
+    """A helper returning one model array or another, chosen by a run-time flag."""
+
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self.a, self.b = fields().x.copy(), fields().y.copy()
+        orchestrate(obj=self, config=config)
+
+    def _pick(self, flip: bool):
+        if flip:
+            return self.b
+        return self.a
+
+    def __call__(self, x, y, flip: bool):
+        self._axpy(self._pick(flip), y, 0.5)
+
+
+class ReturnsFromLoop:
+    """A helper returning from inside a loop (DaCe would end the whole program there)."""
+
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def _first_above(self, n: int):
+        for i in range(5):
+            if i > n:
+                return 0.1 * i
+        return 0.0
+
+    def __call__(self, x, y, n: int):
+        self._axpy(x, y, self._first_above(n))
+
+
 #: (model, call, pattern the one-line message must match)
 REFUSED = [
     (UntypedCallbackResult, lambda model, f: model(f.x, f.y),
@@ -119,4 +153,8 @@ REFUSED = [
      r"refused\.py:\d+: `a or 0\.5`: the value of `or` .*compiles to a bool.*if statement"),
     (StencilPassedToHelper, lambda model, f: model(f.x, f.y),
      r"refused\.py:\d+: .*operator is a parameter of _apply: .*self\.stencil\(\.\.\.\)"),
+    (ReturnsEitherArray, lambda model, f: model(f.x, f.y, True),
+     r"refused\.py:\d+: .*returns different arrays on different paths.*compile-time value"),
+    (ReturnsFromLoop, lambda model, f: model(f.x, f.y, 2),
+     r"refused\.py:\d+: _first_above returns from inside a loop; .*`break`"),
 ]
