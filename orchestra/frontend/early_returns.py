@@ -75,12 +75,13 @@ def _refuse_if_inside(definition: ast.FunctionDef, target: ast.Return, filename:
     for node in ast.walk(definition):
         if isinstance(node, (ast.For, ast.While, ast.With, ast.Try)) and any(
                 child is target for child in ast.walk(node)):
-            kind = {ast.For: "a loop", ast.While: "a loop", ast.With: "a with block", ast.Try: "a try block"}[
-                type(node)]
+            loop = isinstance(node, (ast.For, ast.While))
+            kind = "a loop" if loop else "a with block" if isinstance(node, ast.With) else "a try block"
+            fix = "Leave the loop with a flag and `break`" if loop else "Keep the value in a variable"
             raise BuildError(
                 f"{filename}:{target.lineno}: {definition.name} returns from inside {kind}; DaCe would end the "
-                "whole orchestrated program there, not just this function. Leave the loop with a flag and "
-                "`break`, and return once, as the function's last statement"
+                f"whole orchestrated program there, not just this function. {fix}, and return once, as the "
+                "function's last statement"
             )
 
 

@@ -184,7 +184,7 @@ def _collapse_device_maps(sdfg: Any) -> int:
                     continue
                 try:
                     # No memlet propagation per collapse (DaCe's default propagates through the whole
-                    # SDFG after each: 68 % of the dycore's GPU build); once at the end instead.
+                    # SDFG after each: 68 % of py-spy's samples of the dycore's GPU optimize stage); once at the end.
                     MapCollapse.apply_to(
                         sdfg, outer_map_entry=outer, inner_map_entry=inner, save=False, annotate=False
                     )
