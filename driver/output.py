@@ -26,8 +26,8 @@ from orchestra.comm import Communicator
 
 from driver.config import RunConfig
 from driver.geometry import lon_lat
-from driver.host_copies import to_host
 from driver.grid import GridGeometry
+from driver.host_copies import to_host
 from driver.plot import plot_cells
 from driver.restart import save_restart
 from driver.state import ModelState

@@ -2,7 +2,9 @@
 # The dynamical core orchestrated on the GPU, checked against the CPU and timed.
 #
 #   scripts/gpu_dycore.sh [OUT]   # OUT: one log per run and one comparison per pair (default
-#                                 # benchmark_results/gpu); the runs' files go to WORK (/tmp/gpu_dycore)
+#                                 # benchmark_results/gpu); the runs' files go to WORK (default: a new
+#                                 # folder under /tmp; a given WORK must be empty: the driver never
+#                                 # writes into a used output folder)
 #
 # 1. Builds, all at once: each configuration below in `Build` mode (the GPU ones from
 #    abstract arrays, as on a login node), so that the timed runs only load them.
@@ -19,7 +21,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 source scripts/setup_env.sh || exit 2
 OUT="${1:-$ROOT/benchmark_results/gpu}"
-WORK="${WORK:-/tmp/gpu_dycore}"
+WORK="${WORK:-$(mktemp -d /tmp/gpu_dycore.XXXXXX)}"
 mkdir -p "$OUT" "$WORK"
 STARTED=$SECONDS
 export ORCHESTRA_CUDA_ARCH="${ORCHESTRA_CUDA_ARCH:-$(python -c "import cupy; print(cupy.cuda.Device(0).compute_capability)")}"
