@@ -17,10 +17,11 @@ stencils never ran). A function's last top-level ``return`` is not affected.
 itself, whose returns do end the program) so that its only ``return`` is its
 last statement, with Python's meaning: the statements after an ``if`` that
 may return move into the branches that do not, and each ``return value``
-becomes an assignment to result variables returned at the end. A ``return``
-inside a loop, a ``with`` or a ``try``, and functions that return a value on
-some paths and fall off the end on others, are refused with the file, the line
-and the rewrite to make.
+becomes an assignment to result variables returned at the end (a position
+where every return gives the same access path, ``self.a``, returns that path
+itself). A ``return`` inside a loop, a ``with`` or a ``try``, and functions
+that return a value on some paths and fall off the end on others, are refused
+with the file, the line and the rewrite to make.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import copy
 from typing import Optional
 
 from orchestra.errors import BuildError
+from orchestra.frontend.scope import is_access_path, path_names, stored_names
 
 RESULT = "__orchestra_result"
 
@@ -43,14 +45,16 @@ def single_exit(definition: ast.FunctionDef, filename: str) -> bool:
     for node in returns:
         _refuse_if_inside(definition, node, filename)
     arity = _arity(returns, definition, filename)
-    new_body, always = _single_exit(body, arity)
+    shared = _shared_paths(returns, definition, arity)
+    new_body, always = _single_exit(body, arity, shared)
     if arity is not None and not always:
         raise BuildError(
             f"{filename}:{definition.lineno}: {definition.name} returns a value on some paths and nothing on "
             "others; a compiled program needs a value on every path: end it with a return of the same kind"
         )
     if arity is not None:
-        names = [ast.Name(id=_result(i, arity), ctx=ast.Load()) for i in range(max(arity, 1))]
+        names = [copy.deepcopy(shared[i]) if shared[i] is not None else ast.Name(id=_result(i, arity), ctx=ast.Load())
+                 for i in range(max(arity, 1))]
         value = names[0] if arity == 0 else ast.Tuple(elts=names, ctx=ast.Load())
         new_body.append(ast.copy_location(ast.Return(value=value), returns[-1]))
     definition.body = new_body or [ast.Pass()]
@@ -100,29 +104,51 @@ def _arity(returns: list[ast.Return], definition: ast.FunctionDef, filename: str
     return arity
 
 
+def _shared_paths(returns: list[ast.Return], definition: ast.FunctionDef,
+                  arity: Optional[int]) -> list[Optional[ast.expr]]:
+    """Per returned position, the access path every return gives there (None: values differ).
+
+    ``if on: return self.a`` ... ``return self.a`` returns the same array on
+    every path: the single exit returns that path itself (a result variable
+    would be a view DaCe cannot assign twice), provided nothing in the
+    function rebinds the path's names.
+    """
+    if arity is None:
+        return []
+    rebound = stored_names(definition.body)
+    columns = zip(*[[node.value] if arity == 0 else node.value.elts for node in returns])
+    shared: list[Optional[ast.expr]] = []
+    for column in columns:
+        first = column[0]
+        same = all(ast.dump(value) == ast.dump(first) for value in column)
+        shared.append(first if same and is_access_path(first) and not path_names(first) & rebound else None)
+    return shared
+
+
 def _result(index: int, arity: int) -> str:
     return RESULT if arity == 0 else f"{RESULT}_{index}"
 
 
-def _assign_result(node: ast.Return, arity: Optional[int]) -> list[ast.stmt]:
+def _assign_result(node: ast.Return, arity: Optional[int], shared: list[Optional[ast.expr]]) -> list[ast.stmt]:
     if arity is None:
         return []
     values = [node.value] if arity == 0 else node.value.elts
-    targets = [ast.Name(id=_result(i, arity), ctx=ast.Store()) for i in range(len(values))]
-    return [ast.copy_location(ast.Assign(targets=[target], value=value), node) for target, value in
-            zip(targets, values)]
+    return [ast.copy_location(ast.Assign(targets=[ast.Name(id=_result(i, arity), ctx=ast.Store())], value=value),
+                              node)
+            for i, value in enumerate(values) if shared[i] is None]
 
 
-def _single_exit(body: list[ast.stmt], arity: Optional[int]) -> tuple[list[ast.stmt], bool]:
+def _single_exit(body: list[ast.stmt], arity: Optional[int],
+                 shared: list[Optional[ast.expr]]) -> tuple[list[ast.stmt], bool]:
     """The statements without any ``return``, and whether every path through them returned."""
     out: list[ast.stmt] = []
     for index, statement in enumerate(body):
         if isinstance(statement, ast.Return):
-            return out + _assign_result(statement, arity), True  # what follows never runs
+            return out + _assign_result(statement, arity, shared), True  # what follows never runs
         if isinstance(statement, ast.If) and _own_returns([statement]):
             rest = body[index + 1:]
-            then, then_returns = _single_exit(statement.body + copy.deepcopy(rest), arity)
-            orelse, else_returns = _single_exit(statement.orelse + copy.deepcopy(rest), arity)
+            then, then_returns = _single_exit(statement.body + copy.deepcopy(rest), arity, shared)
+            orelse, else_returns = _single_exit(statement.orelse + copy.deepcopy(rest), arity, shared)
             branch = ast.If(test=statement.test, body=then or [ast.Pass()], orelse=orelse)
             out.append(ast.copy_location(branch, statement))
             return out, then_returns and else_returns

@@ -20,6 +20,7 @@ import threading
 from typing import Any, Callable, Iterator
 
 from orchestra.frontend.aliases import replace_aliases
+from orchestra.frontend.call_arguments import hoist_calls_from_arguments
 from orchestra.frontend.callbacks import type_callback_results
 from orchestra.frontend.closure_arrays import one_array_per_memory
 from orchestra.frontend.early_returns import single_exit
@@ -47,6 +48,7 @@ def rewrite(
     definition = tree.body[0] if tree.body else None
     if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return tree
+    hoist_calls_from_arguments(definition, ParseScope(definition, namespace, runtime))
     expose_returned_aliases(definition, ParseScope(definition, namespace, runtime))  # before the aliases
     replace_aliases(definition)
     scope = ParseScope(definition, namespace, runtime)

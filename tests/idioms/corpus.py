@@ -895,6 +895,26 @@ class EarlyReturnsInCallees:
         self._axpy(increment, y, weight)
 
 
+@idiom("a helper that runs a stencil, called inside another stencil's arguments",
+       "`self._stencil(q, self._prepare(q), dt)` in model code")
+class HelperInsideArguments:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._buffer = fields().z.copy()
+        orchestrate(obj=self, config=config)
+
+    def _prepared(self, x):
+        self._axpy(x, self._buffer, 0.5)  # DaCe's closure resolution did not look in here
+        return self._buffer
+
+    def _weight(self, x) -> float:
+        return 0.25
+
+    def __call__(self, x, y):
+        self._axpy(self._prepared(x), y, self._weight(x) + abs(-0.5))
+        self._axpy(self._buffer, x, 0.125)  # the helper's writes reached the model's own array
+
+
 @idiom("a comparison passed as a boolean stencil argument", "dyn_core zero_data(..., n_map == 1)",
        call=lambda model, f: model(f.x, f.y, 1))
 class ComparisonArgument:

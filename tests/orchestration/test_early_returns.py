@@ -78,6 +78,21 @@ def test_one_exit_computes_what_the_original_computes(name):
         assert out_before == out_after, (a, b)
 
 
+def test_a_path_every_return_gives_is_returned_itself():
+    """``return self.a`` on every path: no result variable (DaCe cannot assign a view twice)."""
+    definition = ast.parse(textwrap.dedent("""
+        def f(self, on, y):
+            if not on:
+                return self.a, y
+            y = y + 1
+            return self.a, y
+        """)).body[0]
+    assert single_exit(definition, "model.py")
+    code = ast.unparse(definition)
+    assert code.rstrip().endswith("return (self.a, __orchestra_result_1)"), code  # y is rebound: a variable
+    assert "__orchestra_result_0" not in code
+
+
 def test_a_single_final_return_is_left_alone():
     definition = ast.parse("def f(a):\n    b = a + 1\n    return b\n").body[0]
     assert not single_exit(definition, "model.py")
