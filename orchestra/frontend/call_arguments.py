@@ -74,10 +74,20 @@ def _hoist(statement: ast.stmt, scope: ParseScope) -> list[ast.stmt]:
 
 
 def _outermost_model_calls(node: ast.AST, scope: ParseScope) -> Iterator[ast.Call]:
+    """Model calls Python evaluates whenever ``node`` is: not in a branch of ``a if c else b``,
+    after the first operand of ``and``/``or``, in a lambda or a comprehension."""
     if isinstance(node, ast.Call) and _model_function(scope.value_of(node.func)):
         yield node  # its own arguments move with it
         return
-    for child in ast.iter_child_nodes(node):
+    if isinstance(node, ast.IfExp):
+        children: list[ast.AST] = [node.test]
+    elif isinstance(node, ast.BoolOp):
+        children = node.values[:1]
+    elif isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        children = []
+    else:
+        children = list(ast.iter_child_nodes(node))
+    for child in children:
         yield from _outermost_model_calls(child, scope)
 
 

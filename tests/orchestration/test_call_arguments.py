@@ -53,10 +53,11 @@ def test_model_calls_in_arguments_are_made_first_in_order():
     ]
 
 
-def test_library_calls_and_calls_outside_convertible_calls_stay():
+def test_library_calls_conditional_calls_and_calls_outside_convertible_calls_stay():
     source = """
         def f(self, q):
             self.stencil(q, np.sqrt(2.0), abs(-1.0), math.exp(0.5))
+            self.stencil(q, self.helper(q) if q else self.weight(), True or self.weight())
             a = self.helper(q)
             if self.weight() > 0:
                 self.helper(self.helper(q))
