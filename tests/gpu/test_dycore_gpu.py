@@ -16,28 +16,14 @@ import numpy as np
 import pytest
 import xarray as xr
 
+from tests.driver.test_orchestrated_run import CONFIG as DRIVER_CONFIG, WORKER
 from tests.gpu.gpu_env import BUILD_CUDA_ARCH, requires_gpu, requires_nvcc
 from tests.mpi_launcher import REPO_ROOT, run_mpi
 
 pytestmark = pytest.mark.mpi
 
-WORKER = REPO_ROOT / "tests" / "driver" / "workers" / "driver_from.py"
-#: Rossby-Haurwitz wave (case 6): momentum, hyperdiffusion, tile-edge regions, halo callbacks.
-CONFIG = """
-resolution: 12
-layout: 1
-dt: 1800
-days: 0.125
-test_case: 6
-backend: {backend}
-nz: 2
-hyperdiffusion: true
-output:
-  directory: {directory}
-  netcdf_interval_hours: 0
-  restart_interval_hours: 0
-  plot: false
-"""
+#: The driver test's run (case 6 at C12: momentum, hyperdiffusion, tile-edge regions, halo callbacks), 2 layers.
+CONFIG = DRIVER_CONFIG.replace("hyperdiffusion: true", "nz: 2\nhyperdiffusion: true")
 
 
 def run(tmp_path: Path, name: str, backend: str, mode: str, monkeypatch, cuda_arch: str = BUILD_CUDA_ARCH):
