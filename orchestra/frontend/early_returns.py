@@ -31,14 +31,14 @@ import copy
 from typing import Optional
 
 from orchestra.errors import BuildError
-from orchestra.frontend.scope import is_access_path, path_names, stored_names
+from orchestra.frontend.scope import is_access_path, own_returns, path_names, stored_names
 
 RESULT = "__orchestra_result"
 
 
 def single_exit(definition: ast.FunctionDef, filename: str) -> bool:
     """Rewrite ``definition`` in place so that its only ``return`` is its last statement; True if changed."""
-    returns = _own_returns(definition.body)
+    returns = own_returns(definition.body)
     body = definition.body
     if not returns or (len(returns) == 1 and body[-1] is returns[0]):
         return False
@@ -59,19 +59,6 @@ def single_exit(definition: ast.FunctionDef, filename: str) -> bool:
         new_body.append(ast.copy_location(ast.Return(value=value), returns[-1]))
     definition.body = new_body or [ast.Pass()]
     return True
-
-
-def _own_returns(body: list[ast.stmt]) -> list[ast.Return]:
-    """The ``return`` statements of this function (not of functions or classes defined inside)."""
-    found: list[ast.Return] = []
-    pending: list[ast.AST] = list(body)
-    while pending:
-        node = pending.pop(0)
-        if isinstance(node, ast.Return):
-            found.append(node)
-        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            pending.extend(ast.iter_child_nodes(node))
-    return found
 
 
 def _refuse_if_inside(definition: ast.FunctionDef, target: ast.Return, filename: str) -> None:
@@ -145,7 +132,7 @@ def _single_exit(body: list[ast.stmt], arity: Optional[int],
     for index, statement in enumerate(body):
         if isinstance(statement, ast.Return):
             return out + _assign_result(statement, arity, shared), True  # what follows never runs
-        if isinstance(statement, ast.If) and _own_returns([statement]):
+        if isinstance(statement, ast.If) and own_returns([statement]):
             rest = body[index + 1:]
             then, then_returns = _single_exit(statement.body + copy.deepcopy(rest), arity, shared)
             orelse, else_returns = _single_exit(statement.orelse + copy.deepcopy(rest), arity, shared)

@@ -33,20 +33,10 @@ from orchestra.frontend.scope import (
     definition_of,
     inner_blocks,
     is_access_path,
+    own_returns,
     root_name,
     stored_names,
 )
-
-
-def _own_returns(definition: ast.FunctionDef) -> list[ast.Return]:
-    found, pending = [], list(definition.body)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, ast.Return):
-            found.append(node)
-        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            pending.extend(ast.iter_child_nodes(node))
-    return found
 
 
 def returned_paths(function: types.FunctionType) -> Optional[tuple[ast.expr, ...]]:
@@ -54,7 +44,7 @@ def returned_paths(function: types.FunctionType) -> Optional[tuple[ast.expr, ...
     definition = definition_of(function)
     if definition is None:
         return None
-    returns = _own_returns(definition)
+    returns = own_returns(definition.body)
     if not returns or any(node.value is None for node in returns):
         return None
     shapes = [node.value.elts if isinstance(node.value, ast.Tuple) else [node.value] for node in returns]
@@ -76,7 +66,7 @@ def returned_paths(function: types.FunctionType) -> Optional[tuple[ast.expr, ...
 def returns_tuple(function: types.FunctionType) -> bool:
     """Whether ``function``'s returns give tuples (``return a, b``) rather than one value."""
     definition = definition_of(function)
-    return definition is not None and any(isinstance(node.value, ast.Tuple) for node in _own_returns(definition))
+    return definition is not None and any(isinstance(node.value, ast.Tuple) for node in own_returns(definition.body))
 
 
 def _callee_function(callee: Any, func: ast.expr) -> Optional[tuple[types.FunctionType, Optional[ast.expr]]]:

@@ -68,6 +68,19 @@ def inner_blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
         yield handler.body
 
 
+def own_returns(body: list[ast.stmt]) -> list[ast.Return]:
+    """The ``return`` statements of these statements, in source order (not of functions or classes inside)."""
+    found: list[ast.Return] = []
+    pending: list[ast.AST] = list(body)
+    while pending:
+        node = pending.pop(0)
+        if isinstance(node, ast.Return):
+            found.append(node)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
 def stored_names(nodes: Iterable[ast.AST]) -> set[str]:
     """Every plain name bound anywhere in ``nodes`` (assignments, loop targets, ``with ... as``)."""
     names: set[str] = set()
