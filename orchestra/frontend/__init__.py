@@ -26,6 +26,9 @@ preprocessing:
   as a ``dace_inhibitor`` method) used in an expression or returning a tuple
   gets its result type from its return annotation; a result of unknown type
   is refused at parse time, naming the line and the annotation to add.
+- :mod:`~orchestra.frontend.numpy_calls` (a check, not a rewrite): NumPy
+  calls the compiled program would compute otherwise than NumPy (``np.exp``,
+  ``np.sum`` of run-time values) are refused, naming the line and the fix.
 
 The contract: a rewrite changes only syntax DaCe cannot parse, into code with
 the same meaning in Python. What the rewritten program folds in (an unrolled

@@ -27,6 +27,7 @@ from orchestra.frontend.early_returns import single_exit
 from orchestra.frontend.iterators import index_collection_iterators
 from orchestra.frontend.loops import UNROLL, unroll_collection_loops
 from orchestra.frontend.model_writes import refuse_model_rebinding
+from orchestra.frontend.numpy_calls import refuse_inexact_numpy
 from orchestra.frontend.python_arithmetic import NUMPY, python_arithmetic
 from orchestra.frontend.returns import expose_returned_aliases
 from orchestra.frontend.scope import ParseScope, parsed_despite_decorators
@@ -36,18 +37,20 @@ _install_lock = threading.Lock()
 
 
 def rewrite(
-    tree: ast.Module, filename: str, namespace: dict[str, Any], runtime: set[str], called: bool = False
+    tree: ast.Module, filename: str, namespace: dict[str, Any], argtypes: dict[str, Any], called: bool = False
 ) -> ast.Module:
     """Apply every rewrite to the function definition in ``tree`` (DaCe's parse of one function).
 
-    ``called``: the function is parsed for a call inside another one being parsed (a helper, a
-    nested component's method), not as the program itself.
+    ``argtypes``: DaCe's descriptors of the run-time arguments. ``called``: the function is parsed
+    for a call inside another one being parsed (a helper, a nested component's method), not as
+    the program itself.
     """
     import dace
 
     definition = tree.body[0] if tree.body else None
     if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return tree
+    runtime = set(argtypes)
     hoist_calls_from_arguments(definition, ParseScope(definition, namespace, runtime))
     expose_returned_aliases(definition, ParseScope(definition, namespace, runtime))  # before the aliases
     replace_aliases(definition)
@@ -60,6 +63,8 @@ def rewrite(
         namespace[UNROLL] = dace.unroll
     type_callback_results(definition, scope, filename)
     python_arithmetic(definition, scope, filename)
+    refuse_inexact_numpy(definition, scope, filename,
+                         {name for name, descriptor in argtypes.items() if isinstance(descriptor, dace.data.Array)})
     ast.fix_missing_locations(tree)
     return tree
 
@@ -103,7 +108,7 @@ def _preprocess(original: Callable) -> Callable:
             global_vars.setdefault(NUMPY, numpy)
         if _state.program is None:  # the first function parsed in the block is the program itself
             _state.program = f
-        _state.parsing.append((f, global_vars, set(argtypes)))
+        _state.parsing.append((f, global_vars, dict(argtypes)))
         try:
             return original(f, argtypes, global_vars, *args, **kwargs)
         finally:
@@ -121,8 +126,8 @@ def _function_to_ast(original: Callable) -> Callable:
             definition.decorator_list = []  # DaCe then parses it instead of keeping a callback
         parsing = getattr(_state, "parsing", None)
         if parsing and parsing[-1][0] is f:
-            _, namespace, runtime = parsing[-1]
-            tree = rewrite(tree, filename, namespace, runtime, called=f is not _state.program)
+            _, namespace, argtypes = parsing[-1]
+            tree = rewrite(tree, filename, namespace, argtypes, called=f is not _state.program)
         return tree, filename, line, source
 
     return function_to_ast

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from orchestra import dace_inhibitor, orchestrate
 from tests.idioms import stencils as st
 from tests.idioms.corpus import fields, stencil
@@ -138,6 +140,33 @@ class ReturnsFromLoop:
         self._axpy(x, y, self._first_above(n))
 
 
+class NumpyExpOfArray:
+    """NumPy's vectorized exp of an array (the compiled program calls the C library's)."""
+
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        y[:] = np.exp(x)
+        self._axpy(x, y, 0.5)
+
+
+class NumpySumInHelper:
+    """A pairwise NumPy sum of an array the model holds, in a helper the program parses."""
+
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._weights = fields().z
+        orchestrate(obj=self, config=config)
+
+    def _total(self):
+        return np.sum(self._weights)
+
+    def __call__(self, x, y):
+        self._axpy(x, y, self._total())
+
+
 #: (model, call, pattern the one-line message must match)
 REFUSED = [
     (UntypedCallbackResult, lambda model, f: model(f.x, f.y),
@@ -157,4 +186,8 @@ REFUSED = [
      r"refused\.py:\d+: .*returns different arrays on different paths.*compile-time value"),
     (ReturnsFromLoop, lambda model, f: model(f.x, f.y, 2),
      r"refused\.py:\d+: _first_above returns from inside a loop; .*`break`"),
+    (NumpyExpOfArray, lambda model, f: model(f.x, f.y),
+     r"refused\.py:\d+: `np\.exp\(x\)`: NumPy computes exp with its own vectorized code.*math\.exp.*stencil"),
+    (NumpySumInHelper, lambda model, f: model(f.x, f.y),
+     r"refused\.py:\d+: `np\.sum\(self\._weights\)`: NumPy's sum adds up in its own order.*dace_inhibitor"),
 ]
