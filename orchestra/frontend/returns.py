@@ -14,6 +14,10 @@ or the same ``self.<path>`` (neither rebound in the function).
 (``self.csw.delpc``, the argument expression), which the alias rewrite
 turns into uses of those arrays. Anything else (a computed value, returns
 that differ) keeps DaCe's copy: for numbers a copy is what Python means.
+A callback (a decorated function, run in Python during the call) returning
+``self.<path>`` is exposed only when that path holds an array: a number it
+returns (``self.calls += 1; return self.calls``) is its value at that moment,
+not the value the program folded in when it was parsed.
 The top-level program uses the same analysis to return the very objects
 ``Python`` mode returns (:class:`orchestra.orchestrate.OrchestratedProgram`).
 """
@@ -26,6 +30,8 @@ import inspect
 import types
 from typing import Any, Optional
 
+from orchestra.array_like import is_array_like
+from orchestra.frontend.callbacks import callback_function
 from orchestra.frontend.scope import (
     MISSING,
     NameSubstitution,
@@ -148,6 +154,9 @@ def _rewrite(statement: ast.stmt, scope: ParseScope) -> Optional[list[ast.stmt]]
     paths = _caller_paths(call, *found)
     if paths is None:
         return None
+    values = [scope.value_of(path) for path in paths]
+    if callback_function(callee) is not None and any(v is not MISSING and not is_array_like(v) for v in values):
+        return None  # a callback runs in Python during the call: a number it returns is its value then
     if isinstance(target, ast.Tuple):
         if len(target.elts) != len(paths) or not all(isinstance(name, ast.Name) for name in target.elts):
             return None

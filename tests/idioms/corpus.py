@@ -669,6 +669,24 @@ class AnnotatedCallback:
         self._axpy(x, y, cd)
 
 
+@idiom("callback that counts its calls (`self.n += 1; return self.n`), its result in a stencil argument",
+       "step counters and first-step flags kept in Python")
+class CallbackCounter:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._calls = 0
+        orchestrate(obj=self, config=config)
+
+    @dace_inhibitor
+    def _tick(self) -> int:
+        self._calls += 1
+        return self._calls  # the value now, not the one folded in when the program was parsed
+
+    def __call__(self, x, y):
+        n = self._tick()
+        self._axpy(x, y, 0.5 * n)
+
+
 @idiom("callback result used in an expression, no annotated variable", "divergence_damping 0.18 * da_min")
 class CallbackInExpression:
     def __init__(self, config):
