@@ -13,6 +13,9 @@ preprocessing:
   returns name the component's own arrays or its arguments binds ``a, b`` to
   those arrays (DaCe would copy them; a caller writing into them changed a
   copy).
+- :mod:`~orchestra.frontend.branch_aliases`: a local bound to an object in
+  every branch of an ``if`` and used after it takes what follows into each
+  branch, where it is an alias of that branch's object.
 - :mod:`~orchestra.frontend.aliases`: a local bound once to an attribute path
   (``st = self.stencils[n]``) is replaced by that path where it is used.
 - :mod:`~orchestra.frontend.loops`: a loop whose body indexes a compile-time

@@ -20,6 +20,7 @@ import threading
 from typing import Any, Callable, Iterator
 
 from orchestra.frontend.aliases import replace_aliases
+from orchestra.frontend.branch_aliases import split_branch_aliases
 from orchestra.frontend.call_arguments import hoist_calls_from_arguments
 from orchestra.frontend.callbacks import type_callback_results
 from orchestra.frontend.closure_arrays import one_array_per_memory
@@ -53,6 +54,7 @@ def rewrite(
     runtime = set(argtypes)
     hoist_calls_from_arguments(definition, ParseScope(definition, namespace, runtime))
     expose_returned_aliases(definition, ParseScope(definition, namespace, runtime))  # before the aliases
+    split_branch_aliases(definition, ParseScope(definition, namespace, runtime))  # before the aliases
     replace_aliases(definition)
     scope = ParseScope(definition, namespace, runtime)
     refuse_model_rebinding(definition, scope, filename)

@@ -106,15 +106,25 @@ def _called_parameter_hint(reason: str, location: str) -> Optional[str]:
     return None
 
 
+_REASSIGNED_VIEW = re.compile(r'Cannot reassign View "(\w+)"')
+
+
 def _returned_arrays_hint(reason: str) -> Optional[str]:
-    """The fix for a called function returning one array or another, chosen at run time."""
-    if f'Cannot reassign View "{RESULT}' not in reason:
+    """The fix for one name bound to one array or another, chosen at run time (a local, or a helper's result)."""
+    match = _REASSIGNED_VIEW.search(reason)
+    if match is None:
         return None
-    return ("The function called here returns different arrays on different paths, chosen by a run-time "
-            "condition (orchestra gives a called function one exit: orchestra/frontend/early_returns.py); a "
-            "compiled program cannot make one name refer to either array. Return the same array on every path, "
-            "make the condition a compile-time value (a flag on self, or dace_compiletime_args), or let the "
-            "caller choose (if flip: use(self.b) else: use(self.a)). See docs/orchestration.md")
+    if match.group(1).startswith(RESULT):
+        return ("The function called here returns different arrays on different paths, chosen by a run-time "
+                "condition (orchestra gives a called function one exit: orchestra/frontend/early_returns.py); a "
+                "compiled program cannot make one name refer to either array. Return the same array on every "
+                "path, make the condition a compile-time value (a flag on self, or dace_compiletime_args), or let "
+                "the caller choose (if flip: use(self.b) else: use(self.a)). See docs/orchestration.md")
+    return (f"`{match.group(1)}` is bound to different arrays on different paths, chosen by a run-time condition; "
+            "a compiled program cannot make one name refer to either array. Use each array where it is chosen "
+            f"(if flip: self.stencil(x, ...) else: self.stencil(y, ...)) instead of through `{match.group(1)}`, "
+            "or make the condition a compile-time value (a flag on self, or dace_compiletime_args). "
+            "See docs/orchestration.md")
 
 
 def function_of(program: Any) -> Optional[Callable]:

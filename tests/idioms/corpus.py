@@ -537,6 +537,43 @@ class StencilAlias:
         axpy(y, x, 0.25)
 
 
+@idiom("a local bound to one stencil or another by the configuration (`if/elif/else`), called after the `if`",
+       "model code choosing a scheme (upwind or centered fluxes) where it is used")
+class StencilChosenInBranches:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._copy = stencil(config, st.copy_scaled)
+        self._scheme = "copy"
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        if self._scheme == "axpy":
+            op = self._axpy
+        elif self._scheme == "copy":
+            op = self._copy
+        else:
+            op = self._axpy
+        op(x, y, 0.5)
+        op(y, x, 0.25)
+
+
+@idiom("a local bound to an array, then to another by a run-time flag (`src = self.tmp`, `if flip: src = q`), used after the `if`",
+       "model code choosing an input field (`src = q if ... else self.tmp`) by a run-time value",
+       call=lambda model, f: (model(f.x, f.y, True), model(f.x, f.y, False)))
+class ArrayChosenAtRunTime:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._held = fields().z
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y, flip: bool):
+        src = self._held
+        if flip:
+            src = x
+        self._axpy(src, y, 0.5)
+        self._axpy(y, src, 0.25)
+
+
 @idiom("local alias of a grid object (`g = self.grid`)", "model code generally")
 class GridAlias:
     def __init__(self, config):
