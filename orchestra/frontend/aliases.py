@@ -14,7 +14,10 @@ in the statements that follow in the same block (at any depth below them);
 and none of the names the path reads, nor the path itself or any prefix of
 it, is assigned in those statements. Anything else is left to DaCe as it is.
 Tuple assignments of paths (``a, b = self.x, self.y``) count as one
-assignment per name.
+assignment per name. A local bound to a list or tuple literal of paths and
+constants (``ops = [self.a, self.b]``, ``w = (0.5, dt)``) is replaced by the
+literal, which DaCe iterates and indexes (it refused the local: "returns 2
+values but 1 provided").
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ def _pairs(statement: ast.stmt) -> Optional[list[tuple[str, ast.expr]]]:
     if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
         return None
     target, value = statement.targets[0], statement.value
+    if isinstance(target, ast.Name) and _is_literal_of_paths(value):
+        return [(target.id, value)]  # ops = [self.a, self.b]: the literal where ``ops`` is read
     if isinstance(target, ast.Name):
         pairs = [(target, value)]
     elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
@@ -58,6 +63,29 @@ def _pairs(statement: ast.stmt) -> Optional[list[tuple[str, ast.expr]]]:
     if len(set(names)) != len(names) or set(names) & set().union(*(path_names(p) for _, p in pairs)):
         return None  # a, b = b, a or x = x.y: not an alias
     return [(name.id, path) for name, path in pairs]
+
+
+def _is_literal_of_paths(value: ast.expr) -> bool:
+    """A list or tuple literal of access paths and constants (``[self.a, self.b]``, ``(0.5, dt)``)."""
+    return isinstance(value, (ast.List, ast.Tuple)) and bool(value.elts) and all(
+        isinstance(element, ast.Constant) or is_access_path(element) for element in value.elts)
+
+
+_READERS = {"zip", "enumerate", "reversed", "len"}
+
+
+def _only_read(name: str, rest: list[ast.stmt]) -> bool:
+    """Whether every use of ``name`` reads an element: ``for x in name``, ``name[i]``, ``zip(name, ...)``."""
+    allowed: set[int] = set()
+    for node in (child for statement in rest for child in ast.walk(statement)):
+        if isinstance(node, (ast.For, ast.comprehension)):
+            allowed.add(id(node.iter))
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            allowed.add(id(node.value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _READERS:
+            allowed.update(id(argument) for argument in node.args)
+    return all(id(node) in allowed for statement in rest for node in ast.walk(statement)
+               if isinstance(node, ast.Name) and node.id == name)
 
 
 def _stored_paths(nodes: list[ast.stmt]) -> list[str]:
@@ -104,7 +132,10 @@ class _Block:
             return False  # also read outside the statements that follow
         if stored_names(rest) & path_names(path):
             return False
-        return not _rebinds(rest, ast.unparse(path))
+        if isinstance(path, (ast.List, ast.Tuple)) and not _only_read(name, rest):
+            return False  # ops.append(...), ops[0] = ..., helper(ops): the list itself is used
+        paths = path.elts if isinstance(path, (ast.List, ast.Tuple)) else [path]
+        return not any(_rebinds(rest, ast.unparse(element)) for element in paths if is_access_path(element))
 
 
 def _rebinds(rest: list[ast.stmt], text: str) -> bool:

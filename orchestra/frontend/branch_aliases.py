@@ -19,7 +19,10 @@ alias rewrite (:mod:`orchestra.frontend.aliases`) writes the object's path
 where it is used. The meaning is Python's: each branch runs what followed the
 ``if`` with the object it bound. ``elif`` chains are the nested ``if`` of the
 ``else`` branch, split in turn. A default bound before an ``if`` without
-``else`` (``op = self.a`` then ``if c: op = self.b``) becomes its ``else``.
+``else`` (``op = self.a`` then ``if c: op = self.b``) becomes its ``else``,
+and ``op = self.a if c else self.b`` an ``if`` statement. Locals bound and
+used only in the copied statements are renamed per copy too, so a later
+``if`` among them is split in its own copy.
 
 Applied only when every path through the ``if`` binds the local to an access
 path (a name followed by attributes and subscripts), the local is bound
@@ -35,7 +38,7 @@ import copy
 import numbers
 from typing import Optional
 
-from orchestra.frontend.scope import MISSING, ParseScope, inner_blocks, is_access_path
+from orchestra.frontend.scope import MISSING, ParseScope, inner_blocks, is_access_path, stored_names
 
 _SUFFIXES = ("__orchestra_then", "__orchestra_else")
 _LEAVES = (ast.Return, ast.Break, ast.Continue, ast.Raise)
@@ -98,6 +101,21 @@ def _default_into_else(body: list[ast.stmt], index: int) -> int:
     return 0
 
 
+def _conditional_as_if(statement: ast.stmt) -> ast.stmt:
+    """``op = self.a if c else self.b`` as ``if c: op = self.a`` / ``else: op = self.b``; else ``statement``."""
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.IfExp)
+            and is_access_path(statement.value.body) and is_access_path(statement.value.orelse)):
+        return statement
+    target, value = statement.targets[0], statement.value
+
+    def bind(path: ast.expr) -> ast.stmt:
+        return ast.copy_location(ast.Assign(targets=[ast.Name(id=target.id, ctx=ast.Store())], value=path), statement)
+
+    return ast.fix_missing_locations(ast.copy_location(
+        ast.If(test=value.test, body=[bind(value.body)], orelse=[bind(value.orelse)]), statement))
+
+
 def _count(node: ast.AST, name: str, context: type) -> int:
     return sum(1 for child in ast.walk(node)
                if isinstance(child, ast.Name) and child.id == name and isinstance(child.ctx, context))
@@ -110,7 +128,7 @@ class _Splitter:
     def block(self, body: list[ast.stmt]) -> None:
         index = 0
         while index < len(body):
-            statement = body[index]
+            statement = body[index] = _conditional_as_if(body[index])
             if isinstance(statement, ast.If) and not statement.orelse:
                 index -= _default_into_else(body, index)
             if isinstance(statement, ast.If) and statement.orelse and self._split(body, index):
@@ -144,9 +162,12 @@ class _Splitter:
         names = self._candidates(statement, rest)
         if not names:
             return False
+        # locals that live only in what follows are copied too: each copy gets its own name
+        own = {name for name in stored_names(rest) if _count(self.function, name, ast.AST) ==
+               sum(_count(node, name, ast.AST) for node in rest)}
         for branch, suffix in ((statement.body, _SUFFIXES[0]), (statement.orelse, _SUFFIXES[1])):
             branch.extend(copy.deepcopy(rest))
-            renamer = _Rename({name: name + suffix for name in names})
+            renamer = _Rename({name: name + suffix for name in sorted(set(names) | own)})
             branch[:] = [renamer.visit(node) for node in branch]
         del body[index + 1:]
         self.count += 1

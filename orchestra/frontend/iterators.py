@@ -20,7 +20,9 @@ loop for unrolling, and every element is read through ``self`` like any
 other folded value (keyed, compared on every call). The rewrite applies only
 where it is certainly the same loop: each collection is an access path
 (``self.x``, ``tracers``, ``self.table[1]``) to a list or tuple known when
-parsing, or a slice of one whose bounds are literals or such paths; the
+parsing, or a slice of one whose bounds are literals or such paths, or a
+list or tuple literal of such paths, arguments and constants
+(``enumerate((u, v))``) whose names the function never rebinds; the
 loop variables are plain names (nested tuples allowed), never assigned in
 the body and read nowhere but in the bodies of loops that bind them; no
 ``break``, ``continue`` or ``else``. Everything else is left to DaCe as
@@ -35,7 +37,14 @@ import copy
 import numbers
 from typing import Optional, Union
 
-from orchestra.frontend.scope import MISSING, NameSubstitution, ParseScope, breaks_or_continues, stored_names
+from orchestra.frontend.scope import (
+    MISSING,
+    NameSubstitution,
+    ParseScope,
+    breaks_or_continues,
+    is_access_path,
+    stored_names,
+)
 
 #: what one iteration binds: an expression (given the position's name), or a tuple of such
 _Pattern = Union[ast.expr, list]
@@ -109,6 +118,8 @@ class _Rewriter(ast.NodeVisitor):
     def _collection(self, node: ast.expr, position: ast.Name,
                     backwards: bool = False) -> Optional[tuple[int, _Pattern]]:
         """A list or tuple known when parsing, or a slice of one: (its length, its element at ``position``)."""
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return self._literal(node, position, backwards)
         sliced = isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice)
         path = node.value if sliced else node
         value = self.scope.value_of(path)
@@ -125,6 +136,19 @@ class _Rewriter(ast.NodeVisitor):
         self.elements.extend(value[index] for index in positions)
         index = _affine(positions.start, positions.step, position)
         return len(positions), ast.Subscript(value=copy.deepcopy(path), slice=index, ctx=ast.Load())
+
+    def _literal(self, node: Union[ast.List, ast.Tuple], position: ast.Name,
+                 backwards: bool) -> Optional[tuple[int, _Pattern]]:
+        """A list or tuple literal of access paths and constants (``(x, self.tmp)``), none rebound in the function."""
+        elements = node.elts
+        if not elements or not all(isinstance(e, ast.Constant) or is_access_path(e) for e in elements):
+            return None
+        if any(isinstance(e, ast.Name) and e.id in self.stored for element in elements for e in ast.walk(element)):
+            return None  # a local the function rebinds: the literal's value at the loop's start may differ later
+        self.elements.extend(e.value if isinstance(e, ast.Constant) else self.scope.value_of(e) for e in elements)
+        start, step = (len(elements) - 1, -1) if backwards else (0, 1)
+        return len(elements), ast.Subscript(value=copy.deepcopy(node), slice=_affine(start, step, position),
+                                            ctx=ast.Load())
 
     def _integer(self, node: Optional[ast.expr]) -> object:
         """A slice bound: None, or an int known when parsing (a literal, ``-1``, ``self.n``); else MISSING."""

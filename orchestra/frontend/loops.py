@@ -98,6 +98,8 @@ class _Marker(ast.NodeVisitor):
     def _indexes_collection(self, node: ast.AST, targets: set[str]) -> bool:
         if not isinstance(node, ast.Subscript) or not (path_names(node.slice) & targets):
             return False
+        if isinstance(node.value, (ast.List, ast.Tuple)):
+            return True  # a literal (``(u, v)[n]``, from a loop over it): its elements are known when parsing
         return isinstance(self._known_prefix(node.value), _COLLECTIONS)
 
     def _known_prefix(self, node: ast.AST) -> Any:

@@ -574,6 +574,23 @@ class ArrayChosenAtRunTime:
         self._axpy(y, src, 0.25)
 
 
+@idiom("local lists of stencils and of arrays, and literals, in `zip`/`enumerate` loops and indexed (`ops = [self.a, self.b]`)",
+       "model code grouping what a loop applies")
+class LocalListOfStencils:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._copy = stencil(config, st.copy_scaled)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        ops = [self._axpy, self._copy]
+        inputs = (x, y)
+        for op, q in zip(ops, inputs):
+            op(q, y, 0.5)
+        for i, q in enumerate((y, x)):
+            ops[0](q, x, 0.25 * (i + 1))
+
+
 @idiom("local alias of a grid object (`g = self.grid`)", "model code generally")
 class GridAlias:
     def __init__(self, config):

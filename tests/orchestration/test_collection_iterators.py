@@ -42,6 +42,23 @@ def test_zip_enumerate_and_reversed_become_loops_over_positions():
     assert "self.stencils[2 - __orchestra_position_5_2](x)" in code
 
 
+def test_literals_of_paths_and_arguments_are_indexed_too_unless_rebound():
+    count, code = _rewrite("""
+        def f(self, x):
+            for i, q in enumerate((x, self.arrays[0])):
+                g(q, i)
+            for s, q in zip([self.stencils[0], self.stencils[1]], reversed((x, self.table["a"]))):
+                s(q)
+            y = x
+            for q in enumerate((y, x)):
+                y = g(q)
+        """)
+    assert count == 2  # the last: y is rebound in the function
+    assert "g((x, self.arrays[0])[__orchestra_position_3_1], __orchestra_position_3_1)" in code
+    assert ("[self.stencils[0], self.stencils[1]][__orchestra_position_5_2]((x, self.table['a'])"
+            "[1 - __orchestra_position_5_2])") in code
+
+
 def test_slices_of_collections_with_bounds_known_when_parsing():
     count, code = _rewrite("""
         def f(self, x):

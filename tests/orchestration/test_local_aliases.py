@@ -1,8 +1,8 @@
-"""A local bound in every branch of an ``if`` and used after it: what the rewrite moves, and what it leaves.
+"""Locals the frontend writes out: bound in every branch of an ``if`` and used after it; a local list of paths.
 
-The idiom corpus runs both forms orchestrated against Python mode
-(``StencilChosenInBranches``, ``ArrayChosenAtRunTime``); here the rewrite
-itself, without a build.
+The idiom corpus runs each form orchestrated against Python mode
+(``StencilChosenInBranches``, ``ArrayChosenAtRunTime``, ``LocalListOfStencils``);
+here the rewrites themselves, without a build: what they move, and what they leave.
 """
 
 from __future__ import annotations
@@ -103,3 +103,24 @@ def test_a_default_bound_before_an_if_without_else_becomes_its_else():
 def test_other_bindings_are_left_to_dace(source):
     count, _ = _rewrite(source)
     assert count == 0
+
+
+def test_a_local_list_of_paths_is_replaced_by_the_literal_where_only_its_elements_are_read():
+    function = ast.parse(textwrap.dedent("""
+        def f(self, q, p):
+            ops = [self.a, self.b]
+            for op in ops:
+                op(q, p)
+            ops[0](p, q)
+            for i, op in enumerate(ops):
+                op(q, p)
+            kept = [self.a, q]
+            kept.append(p)
+            for op in kept:
+                op(q, p)
+        """)).body[0]
+    replace_aliases(function)
+    code = ast.unparse(function)
+    assert "for op in [self.a, self.b]:" in code and "[self.a, self.b][0](p, q)" in code
+    assert "enumerate([self.a, self.b])" in code
+    assert "kept = [self.a, q]" in code and "for op in kept:" in code  # appended to: the list itself is used
