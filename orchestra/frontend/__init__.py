@@ -9,6 +9,8 @@ parses for it (the orchestrated method and every callee DaCe parses in turn,
 at any depth) into the equivalent form DaCe accepts, once, before DaCe's own
 preprocessing:
 
+- :mod:`~orchestra.frontend.base_calls`: ``super().m(...)`` and
+  ``Base.m(self, ...)`` call the base's function bound to the object.
 - :mod:`~orchestra.frontend.returns`: ``a, b = self.component(...)`` whose
   returns name the component's own arrays or its arguments binds ``a, b`` to
   those arrays (DaCe would copy them; a caller writing into them changed a

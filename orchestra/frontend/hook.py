@@ -20,6 +20,7 @@ import threading
 from typing import Any, Callable, Iterator
 
 from orchestra.frontend.aliases import replace_aliases
+from orchestra.frontend.base_calls import bind_base_calls
 from orchestra.frontend.branch_aliases import split_branch_aliases
 from orchestra.frontend.call_arguments import hoist_calls_from_arguments
 from orchestra.frontend.callbacks import type_callback_results
@@ -38,13 +39,14 @@ _install_lock = threading.Lock()
 
 
 def rewrite(
-    tree: ast.Module, filename: str, namespace: dict[str, Any], argtypes: dict[str, Any], called: bool = False
+    tree: ast.Module, filename: str, namespace: dict[str, Any], argtypes: dict[str, Any], called: bool = False,
+    parsed: Any = None,
 ) -> ast.Module:
     """Apply every rewrite to the function definition in ``tree`` (DaCe's parse of one function).
 
     ``argtypes``: DaCe's descriptors of the run-time arguments. ``called``: the function is parsed
     for a call inside another one being parsed (a helper, a nested component's method), not as
-    the program itself.
+    the program itself. ``parsed``: the Python function ``tree`` is the source of.
     """
     import dace
 
@@ -52,6 +54,7 @@ def rewrite(
     if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return tree
     runtime = set(argtypes)
+    bind_base_calls(definition, ParseScope(definition, namespace, runtime), parsed)
     hoist_calls_from_arguments(definition, ParseScope(definition, namespace, runtime))
     expose_returned_aliases(definition, ParseScope(definition, namespace, runtime))  # before the aliases
     split_branch_aliases(definition, ParseScope(definition, namespace, runtime))  # before the aliases
@@ -129,7 +132,7 @@ def _function_to_ast(original: Callable) -> Callable:
         parsing = getattr(_state, "parsing", None)
         if parsing and parsing[-1][0] is f:
             _, namespace, argtypes = parsing[-1]
-            tree = rewrite(tree, filename, namespace, argtypes, called=f is not _state.program)
+            tree = rewrite(tree, filename, namespace, argtypes, called=f is not _state.program, parsed=f)
         return tree, filename, line, source
 
     return function_to_ast

@@ -213,6 +213,33 @@ class GridData:
         self._apply(y, self._tmp_fx, self._tmp_fy, self.grid_data.rarea)
 
 
+class _BaseStep:
+    """A component another one extends."""
+
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+
+    def __call__(self, x, y):
+        self._axpy(x, y, 0.5)
+
+    def correct(self, x, y):
+        self._axpy(y, x, 0.125)
+
+
+@idiom("a subclass's method calling the base's: `super().__call__(x, y)`, `Base.correct(self, x, y)`",
+       "components extending another (a variant of a scheme adding a step)")
+class ExtendsBase(_BaseStep):
+    def __init__(self, config):
+        super().__init__(config)
+        self._copy = stencil(config, st.copy_scaled)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        super().__call__(x, y)
+        self._copy(y, x, 0.25)
+        _BaseStep.correct(self, x, y)
+
+
 # ------------------------------------------------------ optional arguments
 @idiom("optional argument left None, tested with `is None`", "fvtp2d, delnflux, map_single",
        call=lambda model, f: model(f.x, f.y))
