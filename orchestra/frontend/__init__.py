@@ -34,6 +34,9 @@ preprocessing:
 - :mod:`~orchestra.frontend.numpy_calls` (a check, not a rewrite): NumPy
   calls the compiled program would compute otherwise than NumPy (``np.exp``,
   ``np.sum`` of run-time values) are refused, naming the line and the fix.
+- :mod:`~orchestra.frontend.array_attributes` (a check): an attribute of a
+  run-time array argument that DaCe would read as the whole array
+  (``q.field`` of a ``Quantity`` passed in) is refused.
 
 The contract: a rewrite changes only syntax DaCe cannot parse, into code with
 the same meaning in Python. What the rewritten program folds in (an unrolled

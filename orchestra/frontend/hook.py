@@ -20,6 +20,7 @@ import threading
 from typing import Any, Callable, Iterator
 
 from orchestra.frontend.aliases import replace_aliases
+from orchestra.frontend.array_attributes import refuse_array_attributes
 from orchestra.frontend.base_calls import bind_base_calls
 from orchestra.frontend.branch_aliases import split_branch_aliases
 from orchestra.frontend.call_arguments import hoist_calls_from_arguments
@@ -68,8 +69,9 @@ def rewrite(
         namespace[UNROLL] = dace.unroll
     type_callback_results(definition, scope, filename)
     python_arithmetic(definition, scope, filename)
-    refuse_inexact_numpy(definition, scope, filename,
-                         {name for name, descriptor in argtypes.items() if isinstance(descriptor, dace.data.Array)})
+    arrays = {name for name, descriptor in argtypes.items() if isinstance(descriptor, dace.data.Array)}
+    refuse_inexact_numpy(definition, scope, filename, arrays)
+    refuse_array_attributes(definition, filename, arrays)
     ast.fix_missing_locations(tree)
     return tree
 

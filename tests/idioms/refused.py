@@ -167,6 +167,18 @@ class NumpySumInHelper:
         self._axpy(x, y, self._total())
 
 
+class QuantityFieldOfArgument:
+    """`q.field[:] = ...` of a Quantity passed as an argument (DaCe would write the whole array, halo too)."""
+
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, q, y):
+        q.field[:] = 1.0
+        self._axpy(q, y, 0.5)
+
+
 #: (model, call, pattern the one-line message must match)
 REFUSED = [
     (UntypedCallbackResult, lambda model, f: model(f.x, f.y),
@@ -190,4 +202,6 @@ REFUSED = [
      r"refused\.py:\d+: `np\.exp\(x\)`: NumPy computes exp with its own vectorized code.*math\.exp.*stencil"),
     (NumpySumInHelper, lambda model, f: model(f.x, f.y),
      r"refused\.py:\d+: `np\.sum\(self\._weights\)`: NumPy's sum adds up in its own order.*dace_inhibitor"),
+    (QuantityFieldOfArgument, lambda model, f: model(f.quantity, f.y),
+     r"refused\.py:\d+: `q\.field`: q is a run-time array argument.*whole array.*dace_compiletime_args"),
 ]
