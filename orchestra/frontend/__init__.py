@@ -11,6 +11,10 @@ preprocessing:
 
 - :mod:`~orchestra.frontend.base_calls`: ``super().m(...)`` and
   ``Base.m(self, ...)`` call the base's function bound to the object.
+- :mod:`~orchestra.frontend.rebinding` and :mod:`~orchestra.frontend.element_reads`:
+  a name bound again is a new variable (``x = x * 2.0`` leaves the caller's
+  ``x``), an element read into a name is a copy, and a tuple assignment
+  reads its right-hand side first, as in Python.
 - :mod:`~orchestra.frontend.returns`: ``a, b = self.component(...)`` whose
   returns name the component's own arrays or its arguments binds ``a, b`` to
   those arrays (DaCe would copy them; a caller writing into them changed a

@@ -82,6 +82,13 @@ def result_types(function: types.FunctionType) -> Optional[list[Any]]:
     return descriptors
 
 
+def scalar_annotation(scope: ParseScope, descriptor: Any) -> ast.Name:
+    """An annotation DaCe reads as ``descriptor`` (a scalar): a name bound to it in the parse's globals."""
+    type_name = f"__orchestra_scalar_{descriptor.dtype.to_string()}__"
+    scope.namespace[type_name] = descriptor
+    return ast.Name(id=type_name, ctx=ast.Load())
+
+
 class _Typer:
     def __init__(self, function: ast.FunctionDef, scope: ParseScope, filename: str) -> None:
         self.scope, self.filename, self.count = scope, filename, 0
@@ -149,9 +156,7 @@ class _Typer:
         base = f"__orchestra_result_{call.lineno}_{self.count}"
         names = [base] if len(descriptors) == 1 else [f"{base}_{i}" for i in range(len(descriptors))]
         for name, descriptor in zip(names, descriptors):
-            type_name = f"__orchestra_scalar_{descriptor.dtype.to_string()}__"
-            self.scope.namespace[type_name] = descriptor
-            annotation = ast.Name(id=type_name, ctx=ast.Load())
+            annotation = scalar_annotation(self.scope, descriptor)
             value = call if len(names) == 1 else None
             inserted.append(ast.AnnAssign(target=ast.Name(id=name, ctx=ast.Store()), annotation=annotation,
                                           value=value, simple=1))

@@ -27,11 +27,13 @@ from orchestra.frontend.call_arguments import hoist_calls_from_arguments
 from orchestra.frontend.callbacks import type_callback_results
 from orchestra.frontend.closure_arrays import one_array_per_memory
 from orchestra.frontend.early_returns import single_exit
+from orchestra.frontend.element_reads import copy_element_reads, split_tuple_assignments
 from orchestra.frontend.iterators import index_collection_iterators
 from orchestra.frontend.loops import UNROLL, unroll_collection_loops
 from orchestra.frontend.model_writes import refuse_model_rebinding
 from orchestra.frontend.numpy_calls import refuse_inexact_numpy
 from orchestra.frontend.python_arithmetic import NUMPY, python_arithmetic
+from orchestra.frontend.rebinding import rename_rebound_names
 from orchestra.frontend.returns import expose_returned_aliases
 from orchestra.frontend.scope import ParseScope, parsed_despite_decorators
 
@@ -55,9 +57,13 @@ def rewrite(
     if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return tree
     runtime = set(argtypes)
+    arrays = {name for name, descriptor in argtypes.items() if isinstance(descriptor, dace.data.Array)}
+    rename_rebound_names(definition, filename, arrays)
     bind_base_calls(definition, ParseScope(definition, namespace, runtime), parsed)
     hoist_calls_from_arguments(definition, ParseScope(definition, namespace, runtime))
     expose_returned_aliases(definition, ParseScope(definition, namespace, runtime))  # before the aliases
+    split_tuple_assignments(definition)
+    copy_element_reads(definition, ParseScope(definition, namespace, runtime), argtypes)  # before the aliases
     split_branch_aliases(definition, ParseScope(definition, namespace, runtime))  # before the aliases
     replace_aliases(definition)
     scope = ParseScope(definition, namespace, runtime)
@@ -69,7 +75,6 @@ def rewrite(
         namespace[UNROLL] = dace.unroll
     type_callback_results(definition, scope, filename)
     python_arithmetic(definition, scope, filename)
-    arrays = {name for name, descriptor in argtypes.items() if isinstance(descriptor, dace.data.Array)}
     refuse_inexact_numpy(definition, scope, filename, arrays)
     refuse_array_attributes(definition, filename, arrays)
     ast.fix_missing_locations(tree)

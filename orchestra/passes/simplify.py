@@ -1,7 +1,9 @@
 """DaCe's simplification, with the passes orchestra skips on whole-model graphs.
 
 Reads and changes: the whole SDFG (DaCe's simplify pipeline, minus
-:data:`SIMPLIFY_SKIP`). Used by the optimize stage and by the GPU pass.
+:data:`SIMPLIFY_SKIP`, with state fusion kept from reordering a write after a
+read: :mod:`orchestra.passes.fusion_hazards`). Used by the optimize stage and
+by the GPU pass.
 """
 
 from __future__ import annotations
@@ -27,5 +29,8 @@ def simplify(sdfg: Any, skip: Optional[Iterable[str]] = None) -> None:
     """
     from dace.transformation.passes.simplify import SimplifyPass
 
+    from orchestra.passes.fusion_hazards import ordered_state_fusion
+
     skip = SIMPLIFY_SKIP if skip is None else skip
-    SimplifyPass(validate=False, validate_all=False, skip=set(skip), verbose=False).apply_pass(sdfg, {})
+    with ordered_state_fusion():  # DaCe's FuseStates could leave a write-after-read unordered
+        SimplifyPass(validate=False, validate_all=False, skip=set(skip), verbose=False).apply_pass(sdfg, {})

@@ -1087,6 +1087,49 @@ class PerFieldOrigin:
         self._apply(y, x, x, self._area)
 
 
+@idiom("an array argument bound again to a new value (`x = x * 2.0`), the caller's array left as it was",
+       "model code reusing a parameter's name for a derived field")
+class RebindsArgument:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        x = x * 2.0  # a new local array in Python; DaCe wrote it into the caller's x
+        self._axpy(x, y, 0.5)
+        x = x + y
+        self._axpy(x, y, 0.25)
+
+
+@idiom("an array element read into a name, the array then written by a stencil (`top = q[1, 1, 0]`)",
+       "a scalar read off a field before the stencil that updates it")
+class ElementReadAcrossStencil:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        top = x[1, 1, 0]  # a number in Python; DaCe kept a view of the element
+        self._axpy(y, x, 1.0)
+        self._axpy(x, y, top)
+
+
+@idiom("elements swapped and cross-updated in Python (`q[0, 0, 0], q[1, 1, 1] = q[1, 1, 1], q[0, 0, 0]`)",
+       "corner and edge fix-ups written in Python")
+class SwapsElements:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        x[0, 0, 0], x[1, 1, 1] = x[1, 1, 1], x[0, 0, 0]
+        a = y[2, 2, 2]
+        b = y[3, 3, 1]
+        y[2, 2, 2] = b * 2.0
+        y[3, 3, 1] = a * 3.0
+        self._axpy(x, y, 0.5)
+
+
 # ------------------------------------------------ shapes of whole components
 TRACER_NAMES = ["qvapor", "qliquid", "qice"]  #: a module-level list, sliced by a count the model holds
 

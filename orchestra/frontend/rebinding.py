@@ -1,0 +1,105 @@
+"""A name bound again is a new variable, as in Python: ``x = x * 2.0`` does not write into the caller's ``x``.
+
+DaCe compiles ``name = expression`` where ``name`` already stands for an
+array as a copy *into* that array. For an array argument that is the
+caller's array: ``def __call__(self, x, y): x = x * 2.0`` doubled the
+caller's ``x`` (a probe: the caller's array changed, silently; in Python the
+local ``x`` is a new array and the caller's is untouched).
+
+:func:`rename_rebound_names` gives every rebinding at the top level of the
+function a new name (``x__orchestra_2``), used by the statements after it,
+exactly as Python's scoping reads them (static single assignment over
+straight-line code); a block after such a rebinding binds the new name too.
+An array argument rebound inside a block (an ``if``, a loop, a ``with``)
+before any top-level rebinding, where the name a later statement reads
+depends on the path taken, is refused with the rewrite to make. In-place updates
+(``x[:] = ...``, ``x += ...``) are not rebindings and stay as written.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterable
+
+from orchestra.errors import BuildError
+from orchestra.frontend.scope import NameSubstitution
+
+_SUFFIX = "__orchestra_"
+
+
+def rename_rebound_names(function: ast.FunctionDef, filename: str, arrays: Iterable[str]) -> int:
+    """Rewrite ``function`` in place; returns how many rebindings got a new name.
+
+    ``arrays``: the run-time arguments that are arrays (whose rebinding inside a block is refused).
+    """
+    arguments = function.args.posonlyargs + function.args.args + function.args.kwonlyargs
+    bound = {arg.arg for arg in arguments}
+    current: dict[str, str] = {}
+    versions: dict[str, int] = {}
+    arrays = set(arrays)
+    count = 0
+    for index, statement in enumerate(function.body):
+        if current:  # earlier rebindings: this statement reads (and, inside its blocks, binds) the new names
+            statement = function.body[index] = _Reads(current).visit(statement)
+            if _bound_inside_blocks(statement):
+                _Stores(current).visit(statement)
+        nested = _bound_inside_blocks(statement)
+        for name in sorted(nested & arrays):
+            raise BuildError(
+                f"{filename}:{statement.lineno}: the array argument `{name}` is assigned again inside a block; "
+                f"the compiled program would write into the caller's array (Python binds a new local). Give "
+                f"the new value its own name (`{name}_new = ...`), or write into the array on purpose "
+                f"(`{name}[:] = ...`)"
+            )
+        targets = _top_level_targets(statement)
+        for name in targets:
+            if name in bound:
+                versions[name] = versions.get(name, 1) + 1
+                new = f"{name}{_SUFFIX}{versions[name]}"
+                _Stores({name: new}).visit(statement)
+                current[name] = new
+                count += 1
+            else:
+                bound.add(name)
+        bound |= nested
+    return count
+
+
+def _top_level_targets(statement: ast.stmt) -> list[str]:
+    """Plain names a top-level ``name = ...`` (or ``a, b = ...``, ``name: T = ...``) binds."""
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+        targets = [statement.target]
+    else:
+        return []
+    names = []
+    for target in targets:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.append(node.id)
+    return names
+
+
+def _bound_inside_blocks(statement: ast.stmt) -> set[str]:
+    """Names a compound statement (``if``, loop, ``with``, ``try``) binds in its body."""
+    if not isinstance(statement, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+        return set()
+    return {node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+
+
+class _Reads(NameSubstitution):
+    """Reads of renamed names (loads only; stores of the same statement are handled after)."""
+
+    def __init__(self, names: dict[str, str]) -> None:
+        super().__init__({old: ast.Name(id=new, ctx=ast.Load()) for old, new in names.items()})
+
+
+class _Stores(ast.NodeTransformer):
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if isinstance(node.ctx, ast.Store) and node.id in self.names:
+            node.id = self.names[node.id]
+        return node
