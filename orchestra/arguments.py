@@ -31,7 +31,7 @@ from __future__ import annotations
 import enum
 import inspect
 import numbers
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 import numpy as np
 

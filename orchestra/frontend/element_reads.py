@@ -20,11 +20,11 @@ does (a row ``q[1]`` stays a view, as in Python).
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import Any, Optional
 
 from orchestra.array_like import array_layout
 from orchestra.frontend.callbacks import scalar_annotation
-from orchestra.frontend.scope import MISSING, ParseScope, inner_blocks
+from orchestra.frontend.scope import MISSING, ParseScope, inner_blocks, replace_statements
 
 _TEMPORARY = "__orchestra_value"
 
@@ -33,28 +33,19 @@ def split_tuple_assignments(function: ast.FunctionDef) -> int:
     """``T1, T2 = E1, E2`` (a target not a plain name) as ``t1 = E1; t2 = E2; T1 = t1; T2 = t2``; how many."""
     count = 0
 
-    def block(body: list[ast.stmt]) -> None:
+    def split(statement: ast.stmt) -> Optional[list[ast.stmt]]:
         nonlocal count
-        index = 0
-        while index < len(body):
-            statement = body[index]
-            for inner in inner_blocks(statement):
-                block(inner)
-            if _splittable(statement):
-                count += 1
-                names = [f"{_TEMPORARY}_{statement.lineno}_{count}_{i}" for i in range(len(statement.value.elts))]
-                first = [ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=v)
-                         for n, v in zip(names, statement.value.elts)]
-                then = [ast.Assign(targets=[t], value=ast.Name(id=n, ctx=ast.Load()))
-                        for n, t in zip(names, statement.targets[0].elts)]
-                new = [ast.fix_missing_locations(ast.copy_location(node, statement)) for node in first + then]
-                body[index:index + 1] = new
-                index += len(new)
-                continue
-            index += 1
+        if not _splittable(statement):
+            return None
+        count += 1
+        names = [f"{_TEMPORARY}_{statement.lineno}_{count}_{i}" for i in range(len(statement.value.elts))]
+        first = [ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=v)
+                 for n, v in zip(names, statement.value.elts)]
+        then = [ast.Assign(targets=[t], value=ast.Name(id=n, ctx=ast.Load()))
+                for n, t in zip(names, statement.targets[0].elts)]
+        return [ast.fix_missing_locations(ast.copy_location(node, statement)) for node in first + then]
 
-    block(function.body)
-    return count
+    return replace_statements(function.body, split)
 
 
 def _splittable(statement: ast.stmt) -> bool:

@@ -37,9 +37,9 @@ from orchestra.frontend.scope import (
     NameSubstitution,
     ParseScope,
     definition_of,
-    inner_blocks,
     is_access_path,
     own_returns,
+    replace_statements,
     root_name,
     stored_names,
 )
@@ -122,25 +122,7 @@ def _caller_paths(call: ast.Call, function: types.FunctionType, owner: Optional[
 
 def expose_returned_aliases(function: ast.FunctionDef, scope: ParseScope) -> int:
     """Rewrite ``a, b = component(...)`` where what comes back are arrays the caller can name."""
-    count = 0
-
-    def block(body: list[ast.stmt]) -> None:
-        nonlocal count
-        index = 0
-        while index < len(body):
-            statement = body[index]
-            replacement = _rewrite(statement, scope)
-            if replacement is not None:
-                body[index:index + 1] = replacement
-                count += 1
-                index += len(replacement)
-                continue
-            for inner in inner_blocks(statement):
-                block(inner)
-            index += 1
-
-    block(function.body)
-    return count
+    return replace_statements(function.body, lambda statement: _rewrite(statement, scope))
 
 
 def _rewrite(statement: ast.stmt, scope: ParseScope) -> Optional[list[ast.stmt]]:

@@ -16,7 +16,7 @@ import functools
 import inspect
 import textwrap
 import types
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 MISSING = object()
 
@@ -66,6 +66,26 @@ def inner_blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
             yield inner
     for handler in getattr(statement, "handlers", ()):
         yield handler.body
+
+
+def replace_statements(body: list[ast.stmt], replace: Callable[[ast.stmt], Optional[list[ast.stmt]]]) -> int:
+    """Put ``replace(statement)`` in each statement's place where it gives a list, at any depth; how many.
+
+    A replaced statement's own blocks are not visited (the replacement is final).
+    """
+    count = index = 0
+    while index < len(body):
+        statement = body[index]
+        replacement = replace(statement)
+        if replacement is not None:
+            body[index:index + 1] = replacement
+            count += 1
+            index += len(replacement)
+            continue
+        for inner in inner_blocks(statement):
+            count += replace_statements(inner, replace)
+        index += 1
+    return count
 
 
 def own_returns(body: list[ast.stmt]) -> list[ast.Return]:
