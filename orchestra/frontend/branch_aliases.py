@@ -20,7 +20,10 @@ where it is used. The meaning is Python's: each branch runs what followed the
 ``if`` with the object it bound. ``elif`` chains are the nested ``if`` of the
 ``else`` branch, split in turn. A default bound before an ``if`` without
 ``else`` (``op = self.a`` then ``if c: op = self.b``) becomes its ``else``,
-and ``op = self.a if c else self.b`` an ``if`` statement. Locals bound and
+and ``op = self.a if c else self.b`` an ``if`` statement. A parameter given
+a default in an ``if`` (``if mass is None: mass = self.default``) takes what
+follows into that ``if``, and the parameter as given into a new ``else``
+(DaCe kept the folded ``None`` after the assignment). Locals bound and
 used only in the copied statements are renamed per copy too, so a later
 ``if`` among them is split in its own copy.
 
@@ -130,12 +133,43 @@ class _Splitter:
         while index < len(body):
             statement = body[index] = _conditional_as_if(body[index])
             if isinstance(statement, ast.If) and not statement.orelse:
-                index -= _default_into_else(body, index)
+                moved = _default_into_else(body, index)
+                index -= moved
+                if not moved and self._parameter_default(body, index):
+                    continue
             if isinstance(statement, ast.If) and statement.orelse and self._split(body, index):
                 continue  # the same if, now holding its followers: look inside it next
             for inner in inner_blocks(statement):
                 self.block(inner)
             index += 1
+
+    def _parameter_default(self, body: list[ast.stmt], index: int) -> bool:
+        """``if mass is None: mass = self.default``: what follows goes into the ``if`` (with the path) and an ``else``.
+
+        The ``else`` runs what follows with the parameter as given. Only for a
+        parameter bound nowhere else, not read in the ``if`` body, and read
+        after it.
+        """
+        statement, rest = body[index], body[index + 1:]
+        if not rest or any(isinstance(node, _LEAVES) for node in ast.walk(statement)):
+            return False
+        arguments = self.function.args
+        names = []
+        for name in sorted(arg.arg for arg in arguments.posonlyargs + arguments.args + arguments.kwonlyargs):
+            paths = _bound_on_every_path(statement.body, name)
+            if (paths is None or _count(self.function, name, (ast.Store, ast.Del)) != len(paths)
+                    or any(_count(node, name, ast.Load) for node in statement.body)
+                    or not any(_count(node, name, ast.Load) for node in rest)):
+                continue
+            names.append(name)
+        if not names:
+            return False
+        renamer = _Rename({name: name + _SUFFIXES[0] for name in names})
+        statement.body[:] = [renamer.visit(node) for node in statement.body + copy.deepcopy(rest)]
+        statement.orelse = rest
+        del body[index + 1:]
+        self.count += 1
+        return True
 
     def _candidates(self, statement: ast.If, rest: list[ast.stmt]) -> list[str]:
         names = {child.id for child in ast.walk(statement)

@@ -33,7 +33,7 @@ from orchestra.frontend.loops import UNROLL, unroll_collection_loops
 from orchestra.frontend.model_writes import refuse_model_rebinding
 from orchestra.frontend.numpy_calls import refuse_inexact_numpy
 from orchestra.frontend.python_arithmetic import NUMPY, python_arithmetic
-from orchestra.frontend.rebinding import rename_rebound_names
+from orchestra.frontend.rebinding import refuse_rebound_arguments, rename_rebound_names
 from orchestra.frontend.returns import expose_returned_aliases
 from orchestra.frontend.scope import ParseScope, parsed_despite_decorators
 
@@ -58,7 +58,7 @@ def rewrite(
         return tree
     runtime = set(argtypes)
     arrays = {name for name, descriptor in argtypes.items() if isinstance(descriptor, dace.data.Array)}
-    rename_rebound_names(definition, filename, arrays)
+    rename_rebound_names(definition)
     bind_base_calls(definition, ParseScope(definition, namespace, runtime), parsed)
     hoist_calls_from_arguments(definition, ParseScope(definition, namespace, runtime))
     expose_returned_aliases(definition, ParseScope(definition, namespace, runtime))  # before the aliases
@@ -66,6 +66,7 @@ def rewrite(
     copy_element_reads(definition, ParseScope(definition, namespace, runtime), argtypes)  # before the aliases
     split_branch_aliases(definition, ParseScope(definition, namespace, runtime))  # before the aliases
     replace_aliases(definition)
+    refuse_rebound_arguments(definition, filename, arrays)
     scope = ParseScope(definition, namespace, runtime)
     refuse_model_rebinding(definition, scope, filename)
     if called:

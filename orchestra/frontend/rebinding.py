@@ -10,9 +10,10 @@ local ``x`` is a new array and the caller's is untouched).
 function a new name (``x__orchestra_2``), used by the statements after it,
 exactly as Python's scoping reads them (static single assignment over
 straight-line code); a block after such a rebinding binds the new name too.
-An array argument rebound inside a block (an ``if``, a loop, a ``with``)
-before any top-level rebinding, where the name a later statement reads
-depends on the path taken, is refused with the rewrite to make. In-place updates
+:func:`refuse_rebound_arguments`, run after the other rewrites, refuses an
+array argument still assigned inside a block (an ``if`` whose branches the
+branch rewrite could not take apart, a loop, a ``with``), where the name a
+later statement reads depends on the path taken. In-place updates
 (``x[:] = ...``, ``x += ...``) are not rebindings and stay as written.
 """
 
@@ -27,16 +28,12 @@ from orchestra.frontend.scope import NameSubstitution
 _SUFFIX = "__orchestra_"
 
 
-def rename_rebound_names(function: ast.FunctionDef, filename: str, arrays: Iterable[str]) -> int:
-    """Rewrite ``function`` in place; returns how many rebindings got a new name.
-
-    ``arrays``: the run-time arguments that are arrays (whose rebinding inside a block is refused).
-    """
+def rename_rebound_names(function: ast.FunctionDef) -> int:
+    """Rewrite ``function`` in place; returns how many rebindings got a new name."""
     arguments = function.args.posonlyargs + function.args.args + function.args.kwonlyargs
     bound = {arg.arg for arg in arguments}
     current: dict[str, str] = {}
     versions: dict[str, int] = {}
-    arrays = set(arrays)
     count = 0
     for index, statement in enumerate(function.body):
         if current:  # earlier rebindings: this statement reads (and, inside its blocks, binds) the new names
@@ -44,13 +41,6 @@ def rename_rebound_names(function: ast.FunctionDef, filename: str, arrays: Itera
             if _bound_inside_blocks(statement):
                 _Stores(current).visit(statement)
         nested = _bound_inside_blocks(statement)
-        for name in sorted(nested & arrays):
-            raise BuildError(
-                f"{filename}:{statement.lineno}: the array argument `{name}` is assigned again inside a block; "
-                f"the compiled program would write into the caller's array (Python binds a new local). Give "
-                f"the new value its own name (`{name}_new = ...`), or write into the array on purpose "
-                f"(`{name}[:] = ...`)"
-            )
         targets = _top_level_targets(statement)
         for name in targets:
             if name in bound:
@@ -63,6 +53,26 @@ def rename_rebound_names(function: ast.FunctionDef, filename: str, arrays: Itera
                 bound.add(name)
         bound |= nested
     return count
+
+
+def refuse_rebound_arguments(function: ast.FunctionDef, filename: str, arrays: Iterable[str]) -> None:
+    """Raise :class:`~orchestra.errors.BuildError` where an array argument is still assigned after the rewrites.
+
+    Run after the other rewrites: a top-level rebinding was renamed, and a
+    parameter given a default in an ``if`` (:mod:`.branch_aliases`) no longer
+    assigns the parameter; what is left is a rebinding inside a block.
+    """
+    arrays = set(arrays)
+    in_place = {id(node.target) for node in ast.walk(function) if isinstance(node, ast.AugAssign)}  # q += ...
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in arrays
+                and id(node) not in in_place):
+            raise BuildError(
+                f"{filename}:{node.lineno}: the array argument `{node.id}` is assigned again inside a block; "
+                f"the compiled program would write into the caller's array (Python binds a new local). Give "
+                f"the new value its own name (`{node.id}_new = ...`), or write into the array on purpose "
+                f"(`{node.id}[:] = ...`)"
+            )
 
 
 def _top_level_targets(statement: ast.stmt) -> list[str]:

@@ -289,6 +289,22 @@ class ScalarDefault:
         self._axpy(x, y, qmin)
 
 
+@idiom("an optional array argument given a default in an `if` (`if mass is None: mass = self._default`)",
+       "model code with optional fields (masks, mass fluxes)",
+       call=lambda model, f: (model(f.x, f.y), model(f.x, f.y, f.z)))
+class OptionalArrayDefault:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._default = fields().z
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y, mass=None):
+        if mass is None:
+            mass = self._default  # DaCe kept the folded None after this assignment
+        self._axpy(mass, y, 0.5)
+        self._axpy(x, mass, 0.25)
+
+
 # ------------------------------------------------------------ returns
 @idiom("early `return fx, fy` behind a flag, and again at the end", "delnflux",
        call=lambda model, f: model(f.x, f.y))

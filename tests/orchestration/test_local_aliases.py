@@ -86,6 +86,22 @@ def test_a_default_bound_before_an_if_without_else_becomes_its_else():
                 self.c(p, q)""")
 
 
+def test_a_parameter_given_a_default_in_an_if_takes_what_follows_into_both_branches():
+    count, code = _rewrite("""
+        def f(self, q, p, flip):
+            if p is None:
+                p = self.a
+            self.b(q, p)
+        """)
+    assert count == 1
+    assert code == textwrap.dedent("""\
+        def f(self, q, p, flip):
+            if p is None:
+                self.b(q, self.a)
+            else:
+                self.b(q, p)""")
+
+
 @pytest.mark.parametrize("source", [
     # the default is read before the if
     "def f(self, q, p, flip):\n    op = self.a\n    op(q, p)\n    if flip:\n        op = self.b\n    op(q, p)\n",
