@@ -19,7 +19,10 @@ templates lack. ``round(x)`` and the
 value (not only the truth) of ``x or y`` / ``x and y`` of run-time values
 where an operand is certainly a number, not a bool (``a or 0.5``), have no
 compiled form with Python's meaning in DaCe: they are refused, naming the
-line and the rewrite. Expressions of values fixed when parsing
+line and the rewrite. A chained comparison (``0.0 < x < 1.0``, which DaCe's frontend does not
+implement) is written as the ``and`` of its pairs when its middle operands
+are names, paths or constants, which reading twice does not change.
+Expressions of values fixed when parsing
 (``self.n // 2``, ``round(self.dt)``) are left to DaCe, which evaluates them
 in Python.
 """
@@ -27,13 +30,14 @@ in Python.
 from __future__ import annotations
 
 import ast
+import copy
 import numbers
 from typing import Any
 
 import numpy
 
 from orchestra.errors import BuildError
-from orchestra.frontend.scope import ParseScope, path_names
+from orchestra.frontend.scope import ParseScope, is_access_path, path_names
 
 #: the name the rewritten expressions call NumPy by (added to the parse's globals)
 NUMPY = "__orchestra_numpy__"
@@ -110,6 +114,20 @@ class _Rewriter(ast.NodeTransformer):
                          "round(2.5) == 3, Python gives 2)", "write the rounding meant: math.floor(x + 0.5) "
                          "for half up, or compute it in a dace_inhibitor callback returning int")
         return node
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        """``a < b < c`` (DaCe: NotImplementedError) as ``a < b and b < c``, when ``b`` can be read twice."""
+        self.generic_visit(node)
+        if len(node.ops) < 2 or not all(is_access_path(middle) or isinstance(middle, ast.Constant)
+                                        for middle in node.comparators[:-1]):
+            return node
+        operands = [node.left, *node.comparators]
+        pairs = [ast.Compare(left=copy.deepcopy(operands[i]), ops=[op], comparators=[copy.deepcopy(operands[i + 1])])
+                 for i, op in enumerate(node.ops)]
+        self.count += 1
+        combined = ast.copy_location(ast.BoolOp(op=ast.And(), values=pairs), node)
+        self.tested.add(id(combined))  # a chain of comparisons is a bool: its value is its truth
+        return ast.fix_missing_locations(combined)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
         self.generic_visit(node)

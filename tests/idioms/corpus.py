@@ -1103,6 +1103,21 @@ class PerFieldOrigin:
         self._apply(y, x, x, self._area)
 
 
+@idiom("a chained comparison of run-time values (`if 0.0 < dt <= self._dt_max:`)", "CFL and limiter checks",
+       call=lambda model, f: (model(f.x, f.y, 0.5), model(f.x, f.y, 2.0)))
+class ChainedComparison:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self._dt_max = 1.0
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y, dt: float):
+        if 0.0 < dt <= self._dt_max:
+            self._axpy(x, y, dt)
+        else:
+            self._axpy(y, x, 0.25)
+
+
 @idiom("an array argument bound again to a new value (`x = x * 2.0`), the caller's array left as it was",
        "model code reusing a parameter's name for a derived field")
 class RebindsArgument:

@@ -60,3 +60,16 @@ def test_what_compiles_with_another_meaning_is_refused_naming_the_line(statement
 def test_bools_truth_tests_and_fixed_values_are_left_alone(statement):
     source = f"def f(self, n, a):\n    {statement}\n"
     assert _rewrite(source) == ast.unparse(ast.parse(source).body[0])
+
+
+def test_a_chained_comparison_is_the_and_of_its_pairs_when_the_middle_reads_nothing_twice():
+    code = _rewrite("""
+        def f(self, n, a):
+            if 0.0 < a <= self.dt < 1.0:
+                pass
+            ok = -1 < n < 3
+            kept = 0 < g(a) < 1
+        """)
+    assert "if 0.0 < a and a <= self.dt and (self.dt < 1.0):" in code
+    assert "ok = -1 < n and n < 3" in code
+    assert "kept = 0 < g(a) < 1" in code  # a call in the middle: Python calls it once
