@@ -22,12 +22,12 @@ def apply_memory_policy(sdfg: Any, pool: bool) -> None:
     would use freed memory. ``tests/gpu/test_gpu_passes.py`` checks this.
     """
     from dace import dtypes
-    from dace.data import Array, View
+    from dace.data import Array, Reference, View
 
     per_call = (dtypes.AllocationLifetime.Scope, dtypes.AllocationLifetime.SDFG)
     for name, desc in sdfg.arrays.items():
-        if not desc.transient or not isinstance(desc, Array):
-            continue
+        if not desc.transient or not isinstance(desc, Array) or isinstance(desc, (View, Reference)):
+            continue  # a view or reference owns no memory (DaCe refuses them any lifetime but Scope)
         if desc.lifetime in per_call and not desc.free_symbols:
             desc.lifetime = dtypes.AllocationLifetime.Persistent
             desc.pool = False
@@ -38,7 +38,7 @@ def apply_memory_policy(sdfg: Any, pool: bool) -> None:
             if (
                 desc.transient
                 and isinstance(desc, Array)
-                and not isinstance(desc, View)
+                and not isinstance(desc, (View, Reference))
                 and desc.storage == dtypes.StorageType.GPU_Global
                 and desc.lifetime in per_call
             ):

@@ -1103,6 +1103,17 @@ class PerFieldOrigin:
         self._apply(y, x, x, self._area)
 
 
+@idiom("strided slices assigned in Python (`y[::2] = x[::2] * 3.0`)", "every-other-level and checkerboard fix-ups")
+class StridedSlices:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        y[::2, :, :] = x[::2, :, :] * 3.0
+        self._axpy(x, y, 0.5)
+
+
 @idiom("a chained comparison of run-time values (`if 0.0 < dt <= self._dt_max:`)", "CFL and limiter checks",
        call=lambda model, f: (model(f.x, f.y, 0.5), model(f.x, f.y, 2.0)))
 class ChainedComparison:
