@@ -21,9 +21,11 @@ where it is used. The meaning is Python's: each branch runs what followed the
 ``else`` branch, split in turn. A default bound before an ``if`` without
 ``else`` (``op = self.a`` then ``if c: op = self.b``) becomes its ``else``,
 and ``op = self.a if c else self.b`` an ``if`` statement. A parameter given
-a default in an ``if`` (``if mass is None: mass = self.default``) takes what
-follows into that ``if``, and the parameter as given into a new ``else``
-(DaCe kept the folded ``None`` after the assignment). Locals bound and
+a default in an ``if`` at the function's top level (``if mass is None: mass
+= self.default``; DaCe kept the folded ``None`` after the assignment) is
+first written as such a default of a local (``mass__orchestra_argument =
+mass``), so what follows runs with the default in the ``if`` and with the
+argument as given in the ``else``. Locals bound and
 used only in the copied statements are renamed per copy too, so a later
 ``if`` among them is split in its own copy.
 
@@ -44,14 +46,48 @@ from typing import Optional
 from orchestra.frontend.scope import MISSING, ParseScope, inner_blocks, is_access_path, stored_names
 
 _SUFFIXES = ("__orchestra_then", "__orchestra_else")
+_ARGUMENT = "__orchestra_argument"
 _LEAVES = (ast.Return, ast.Break, ast.Continue, ast.Raise)
 
 
 def split_branch_aliases(function: ast.FunctionDef, scope: ParseScope) -> int:
     """Rewrite ``function`` in place; returns how many ``if`` statements took their followers in."""
+    _parameter_defaults_as_locals(function)
     splitter = _Splitter(function, scope)
     splitter.block(function.body)
     return splitter.count
+
+
+def _parameter_defaults_as_locals(function: ast.FunctionDef) -> None:
+    """``if mass is None: mass = self.d`` (top level) as ``m = mass`` / ``if mass is None: m = self.d``, ``m`` after.
+
+    The parameter then stays what the caller gave, and the local is a
+    default overridden by an ``if``, which the splitter takes apart. Only for
+    a parameter bound nowhere but in that ``if``'s body, not read there, and
+    read after it.
+    """
+    arguments = function.args
+    parameters = [arg.arg for arg in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
+    index = 0
+    while index < len(function.body):
+        statement, rest = function.body[index], function.body[index + 1:]
+        index += 1
+        if not isinstance(statement, ast.If) or statement.orelse:
+            continue
+        for name in parameters:
+            paths = _bound_on_every_path(statement.body, name)
+            if (paths is None or _count(function, name, (ast.Store, ast.Del)) != _count(statement, name, ast.Store)
+                    or any(_count(node, name, ast.Load) for node in statement.body)
+                    or not any(_count(node, name, ast.Load) for node in rest)):
+                continue
+            local = name + _ARGUMENT
+            renamer = _Rename({name: local})
+            statement.body[:] = [renamer.visit(node) for node in statement.body]
+            function.body[index:] = [renamer.visit(node) for node in rest]
+            rest = function.body[index:]
+            alias = ast.Assign(targets=[ast.Name(id=local, ctx=ast.Store())], value=ast.Name(id=name, ctx=ast.Load()))
+            function.body.insert(index - 1, ast.fix_missing_locations(ast.copy_location(alias, statement)))
+            index += 1
 
 
 def _alias_targets(statement: ast.stmt) -> dict[str, ast.expr]:
@@ -133,43 +169,12 @@ class _Splitter:
         while index < len(body):
             statement = body[index] = _conditional_as_if(body[index])
             if isinstance(statement, ast.If) and not statement.orelse:
-                moved = _default_into_else(body, index)
-                index -= moved
-                if not moved and self._parameter_default(body, index):
-                    continue
+                index -= _default_into_else(body, index)
             if isinstance(statement, ast.If) and statement.orelse and self._split(body, index):
                 continue  # the same if, now holding its followers: look inside it next
             for inner in inner_blocks(statement):
                 self.block(inner)
             index += 1
-
-    def _parameter_default(self, body: list[ast.stmt], index: int) -> bool:
-        """``if mass is None: mass = self.default``: what follows goes into the ``if`` (with the path) and an ``else``.
-
-        The ``else`` runs what follows with the parameter as given. Only for a
-        parameter bound nowhere else, not read in the ``if`` body, and read
-        after it.
-        """
-        statement, rest = body[index], body[index + 1:]
-        if not rest or any(isinstance(node, _LEAVES) for node in ast.walk(statement)):
-            return False
-        arguments = self.function.args
-        names = []
-        for name in sorted(arg.arg for arg in arguments.posonlyargs + arguments.args + arguments.kwonlyargs):
-            paths = _bound_on_every_path(statement.body, name)
-            if (paths is None or _count(self.function, name, (ast.Store, ast.Del)) != len(paths)
-                    or any(_count(node, name, ast.Load) for node in statement.body)
-                    or not any(_count(node, name, ast.Load) for node in rest)):
-                continue
-            names.append(name)
-        if not names:
-            return False
-        renamer = _Rename({name: name + _SUFFIXES[0] for name in names})
-        statement.body[:] = [renamer.visit(node) for node in statement.body + copy.deepcopy(rest)]
-        statement.orelse = rest
-        del body[index + 1:]
-        self.count += 1
-        return True
 
     def _candidates(self, statement: ast.If, rest: list[ast.stmt]) -> list[str]:
         names = {child.id for child in ast.walk(statement)
@@ -197,7 +202,9 @@ class _Splitter:
         if not names:
             return False
         # locals that live only in what follows are copied too: each copy gets its own name
-        own = {name for name in stored_names(rest) if _count(self.function, name, ast.AST) ==
+        arguments = self.function.args
+        parameters = {arg.arg for arg in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+        own = {name for name in stored_names(rest) - parameters if _count(self.function, name, ast.AST) ==
                sum(_count(node, name, ast.AST) for node in rest)}
         for branch, suffix in ((statement.body, _SUFFIXES[0]), (statement.orelse, _SUFFIXES[1])):
             branch.extend(copy.deepcopy(rest))

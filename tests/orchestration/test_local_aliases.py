@@ -140,3 +140,17 @@ def test_a_local_list_of_paths_is_replaced_by_the_literal_where_only_its_element
     assert "for op in [self.a, self.b]:" in code and "[self.a, self.b][0](p, q)" in code
     assert "enumerate([self.a, self.b])" in code
     assert "kept = [self.a, q]" in code and "for op in kept:" in code  # appended to: the list itself is used
+
+
+def test_two_parameter_defaults_each_take_what_follows():
+    count, code = _rewrite("""
+        def f(self, q, p, flip):
+            if q is None:
+                q = self.a
+            if p is None:
+                p = self.b
+            self.c(q, p)
+        """)
+    assert count == 3  # the first if, then the second in each of its copies
+    calls = sorted(line.strip() for line in code.splitlines() if line.strip().startswith("self.c("))
+    assert calls == ["self.c(q, p)", "self.c(q, self.b)", "self.c(self.a, p)", "self.c(self.a, self.b)"]
