@@ -35,11 +35,11 @@ followed (its ``**`` is not refused).
 from __future__ import annotations
 
 import ast
-import numbers
 from typing import Any, Iterable
 
 import numpy
 
+from orchestra.array_like import is_array_like
 from orchestra.errors import BuildError
 from orchestra.frontend.scope import MISSING, ParseScope, path_names
 
@@ -80,8 +80,7 @@ class _Checker(ast.NodeVisitor):
 
     # ------------------------------------------------------------ what is computed at run time
     def _holds_array(self, value: Any) -> bool:
-        return (value is not MISSING and not isinstance(value, (numpy.generic, numbers.Number))
-                and bool(getattr(value, "shape", ())) and hasattr(value, "__len__"))
+        return value is not MISSING and is_array_like(value) and bool(getattr(value, "shape", ()))
 
     def _runtime(self, node: ast.AST) -> bool:
         """Whether the program computes ``node`` at run time (it reads an argument, a local or a held array)."""
@@ -149,7 +148,6 @@ class _Checker(ast.NodeVisitor):
 
     def _refuse(self, node: ast.expr, why: str, fix: str) -> None:
         raise BuildError(f"{self.filename}:{node.lineno}: `{ast.unparse(node)}`: {why}; {fix}")
-
 
 
 def _literal(node: ast.AST) -> Any:
