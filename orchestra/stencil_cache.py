@@ -81,8 +81,33 @@ def frozen_sdfg(builder: Any, origin: dict[str, tuple[int, ...]], domain: tuple[
     origin and domain) does not load, the file is removed, forgotten by
     gt4py, and the stencil lowered again.
     """
+    path = frozen_sdfg_path(builder, origin, domain)
+    lowered_here = not path.exists()
     with cheap_line_info():
-        return _frozen_sdfg(builder, origin, domain)
+        sdfg = _frozen_sdfg(builder, origin, domain)
+    if lowered_here and path.exists():
+        sdfg = _as_saved(sdfg, path)
+    return sdfg
+
+
+def _as_saved(sdfg: Any, path: Path) -> Any:
+    """The SDFG as its file holds it, in gt4py's memory in place of ``sdfg``: what a build gets from any lowerer.
+
+    gt4py keeps the SDFG it lowered in memory and saves a copy; a build that
+    finds the stencil lowered by another process reads the copy, whose
+    connectors come back in another order (the generated code declares a
+    tasklet's inputs in that order). Reading the file here too makes the
+    generated code the same whoever lowered the stencil
+    (``tests/distributed/test_mpi_build.py`` compares the two).
+    """
+    import dace
+    from gt4py.cartesian.backend.dace_backend import SDFGManager
+
+    saved = dace.SDFG.from_file(str(path))
+    for key, value in list(SDFGManager._loaded_sdfgs.items()):
+        if value is sdfg:
+            SDFGManager._loaded_sdfgs[key] = saved
+    return saved
 
 
 def _frozen_sdfg(builder: Any, origin: dict[str, tuple[int, ...]], domain: tuple[int, ...]) -> Any:

@@ -170,6 +170,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--outer", action="store_true", help="call EdgeModel from an orchestrated Outer")
     parser.add_argument("--split-depth", type=int, default=0, help="DaceConfig.split_depth")
     parser.add_argument("--split-at", default="", help="DaceConfig.split_at, comma-separated (e.g. edited)")
+    parser.add_argument("--builder-delay", type=float, default=0.0,
+                        help="rank 0 sleeps this long before it first reads a stencil's SDFG (waiting ranks lower first)")
     parser.add_argument("--even-ranks-call-inner", action="store_true",
                         help="Outer calls EdgeModel on even ranks only (a split build's Python body diverging)")
     return parser.parse_args(argv)
@@ -243,11 +245,28 @@ def main(argv: list[str]) -> None:
         run(args, communicator)
 
 
+def delay_first_stencil(seconds: float) -> None:
+    """Make this rank's first ``FrozenStencil.__sdfg__`` start ``seconds`` late (a slow builder, deterministically)."""
+    from orchestra.stencil import FrozenStencil
+
+    original = FrozenStencil.__sdfg__
+    pending = [seconds]
+
+    def late(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if pending:
+            time.sleep(pending.pop())
+        return original(self, *args, **kwargs)
+
+    FrozenStencil.__sdfg__ = late
+
+
 def run(args: argparse.Namespace, communicator: Any) -> None:
     from orchestra import DaceConfig
     from orchestra.distributed import code_path_class
 
     rank = communicator.rank
+    if rank == 0 and args.builder_delay:
+        delay_first_stencil(args.builder_delay)
     partitioner = communicator.partitioner
     module = model_module(args.variant)
     scale = scale_value(args.scalar, partitioner, rank)
