@@ -9,7 +9,8 @@ local ``x`` is a new array and the caller's is untouched).
 :func:`rename_rebound_names` gives every rebinding at the top level of the
 function a new name (``x__orchestra_2``), used by the statements after it,
 exactly as Python's scoping reads them (static single assignment over
-straight-line code); a block after such a rebinding binds the new name too.
+straight-line code); later updates (``x += 1``, assignments inside a block)
+update the new variable.
 :func:`refuse_rebound_arguments`, run after the other rewrites, refuses an
 array argument still assigned inside a block (an ``if`` whose branches the
 branch rewrite could not take apart, a loop, a ``with``), where the name a
@@ -36,17 +37,15 @@ def rename_rebound_names(function: ast.FunctionDef) -> int:
     versions: dict[str, int] = {}
     count = 0
     for index, statement in enumerate(function.body):
-        if current:  # earlier rebindings: this statement reads (and, inside its blocks, binds) the new names
+        targets, nested = _top_level_targets(statement), _bound_inside_blocks(statement)  # the names as written
+        if current:  # earlier rebindings: this statement reads and updates (x += 1, blocks) the new variables
             statement = function.body[index] = _Reads(current).visit(statement)
-            if _bound_inside_blocks(statement):
-                _Stores(current).visit(statement)
-        nested = _bound_inside_blocks(statement)
-        targets = _top_level_targets(statement)
+            _Stores(current).visit(statement)
         for name in targets:
             if name in bound:
                 versions[name] = versions.get(name, 1) + 1
                 new = f"{name}{_SUFFIX}{versions[name]}"
-                _Stores({name: new}).visit(statement)
+                _Stores({current.get(name, name): new}).visit(statement)
                 current[name] = new
                 count += 1
             else:

@@ -37,6 +37,7 @@ def test_a_name_bound_again_at_the_top_level_is_a_new_variable():
             q = q + a
             if a > 0.0:
                 q = q * 3.0
+            q += 1.0
             self.s(q, p)
         """)
     assert rename_rebound_names(function) == 2
@@ -44,6 +45,7 @@ def test_a_name_bound_again_at_the_top_level_is_a_new_variable():
     assert "q__orchestra_2 = q * 2.0" in code and "p[:] = q__orchestra_2[0, 0, 0]" in code
     assert "q__orchestra_3 = q__orchestra_2 + a" in code
     assert "q__orchestra_3 = q__orchestra_3 * 3.0" in code  # inside the block: the current variable
+    assert "q__orchestra_3 += 1.0" in code  # updated in place: the current variable, not the caller's array
     assert "self.s(q__orchestra_3, p)" in code
 
 
