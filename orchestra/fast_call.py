@@ -270,7 +270,7 @@ class FastCaller:
         if clock is not None:
             clock.lap("library")
         if self._has_return:
-            return compiled.convert_return_values()
+            return _own_copies(compiled.convert_return_values())
         return None
 
     def record_call(self, args: tuple, kwargs: dict, recorder: "CallRecorder") -> Any:
@@ -312,7 +312,7 @@ class FastCaller:
             recorder.abandon()
             raise
         if self._has_return:
-            return compiled.convert_return_values()
+            return _own_copies(compiled.convert_return_values())
         return None
 
     @property
@@ -353,3 +353,17 @@ class FastCaller:
     @compiled_sdfg.setter
     def compiled_sdfg(self, compiled: Any) -> None:  # the kernel profile ends a library (orchestra.kernel_profile)
         self._compiled = compiled
+
+
+def _own_copies(returned: Any) -> Any:
+    """The caller's own copies of what the library returned.
+
+    DaCe hands back the same return arrays on every call (they are part of
+    the marshalled arguments), so a value kept from one call changed with the
+    next (a probe: ``r = model(...)``, then ``model(...)`` again, and ``r``
+    held the second call's value; ``Python`` mode's ``r`` keeps its own).
+    """
+    if isinstance(returned, tuple):
+        return tuple(_own_copies(value) for value in returned)
+    copy = getattr(returned, "copy", None)
+    return copy() if callable(copy) else returned

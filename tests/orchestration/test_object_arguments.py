@@ -75,3 +75,27 @@ def test_a_state_object_argument_and_a_return_value_match_python_mode(tmp_path):
     for index, (expected, got) in enumerate(zip(reference, orchestrated)):
         assert np.array_equal(expected.view(np.uint8), got.view(np.uint8)), f"result {index}"
     assert not np.array_equal(reference[0], reference[2])  # each call advanced the state
+
+
+class Probe:
+    """Returns a value computed from an array it updates (no callback: the arguments are marshalled once)."""
+
+    def __init__(self, config: DaceConfig) -> None:
+        self.step = FrozenStencil(step, backend=config.backend, origin=(1, 0, 0), domain=(4, 5, 2))
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, h, u):
+        self.step(h, u, 0.5)
+        return h[2, 2, 1] * 2.0
+
+
+def test_a_value_returned_by_one_call_is_not_changed_by_the_next(tmp_path):
+    """DaCe hands back the same return arrays on every call; each call's result must be the caller's own."""
+    kept = {}
+    for mode in ("Python", "BuildAndRun"):
+        config = DaceConfig(None, backend="dace:cpu", orchestration=mode, cache_root=tmp_path, exit_after_build=False)
+        model, state = Probe(config), _state(3)
+        returned = [model(state.h, state.u) for _ in range(3)]  # kept as returned, not copied
+        kept[mode] = [float(np.asarray(value).reshape(-1)[0]) for value in returned]
+    assert len(set(kept["Python"])) == 3  # the calls return different values
+    assert kept["BuildAndRun"] == kept["Python"]
