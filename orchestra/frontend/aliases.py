@@ -25,7 +25,14 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from orchestra.frontend.scope import NameSubstitution, inner_blocks, is_access_path, path_names, stored_names
+from orchestra.frontend.scope import (
+    NameSubstitution,
+    inner_blocks,
+    is_access_path,
+    name_uses,
+    path_names,
+    stored_names,
+)
 
 
 def replace_aliases(function: ast.FunctionDef) -> int:
@@ -127,8 +134,8 @@ class _Block:
         if self.bound.get(name, 0) != 1:
             return False
         rest = body[index + 1 :]
-        uses_here = sum(_loads(node, name) for node in rest)
-        if uses_here != _loads(self.function, name):
+        uses_here = sum(name_uses(node, name) for node in rest)
+        if uses_here != name_uses(self.function, name):
             return False  # also read outside the statements that follow
         if stored_names(rest) & path_names(path):
             return False
@@ -145,7 +152,3 @@ def _rebinds(rest: list[ast.stmt], text: str) -> bool:
             return True
     return False
 
-
-def _loads(node: ast.AST, name: str) -> int:
-    return sum(1 for child in ast.walk(node) if isinstance(child, ast.Name) and child.id == name
-               and isinstance(child.ctx, ast.Load))

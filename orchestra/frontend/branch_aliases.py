@@ -43,7 +43,15 @@ import copy
 import numbers
 from typing import Optional
 
-from orchestra.frontend.scope import MISSING, ParseScope, inner_blocks, is_access_path, stored_names
+from orchestra.frontend.scope import (
+    MISSING,
+    ParseScope,
+    inner_blocks,
+    is_access_path,
+    name_uses,
+    parameter_names,
+    stored_names,
+)
 
 _SUFFIXES = ("__orchestra_then", "__orchestra_else")
 _ARGUMENT = "__orchestra_argument"
@@ -66,8 +74,7 @@ def _parameter_defaults_as_locals(function: ast.FunctionDef) -> None:
     a parameter bound nowhere but in that ``if``'s body, not read there, and
     read after it.
     """
-    arguments = function.args
-    parameters = [arg.arg for arg in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
+    parameters = parameter_names(function)
     index = 0
     while index < len(function.body):
         statement, rest = function.body[index], function.body[index + 1:]
@@ -76,9 +83,9 @@ def _parameter_defaults_as_locals(function: ast.FunctionDef) -> None:
             continue
         for name in parameters:
             paths = _bound_on_every_path(statement.body, name)
-            if (paths is None or _count(function, name, (ast.Store, ast.Del)) != _count(statement, name, ast.Store)
-                    or any(_count(node, name, ast.Load) for node in statement.body)
-                    or not any(_count(node, name, ast.Load) for node in rest)):
+            if (paths is None or name_uses(function, name, (ast.Store, ast.Del)) != name_uses(statement, name, ast.Store)
+                    or any(name_uses(node, name, ast.Load) for node in statement.body)
+                    or not any(name_uses(node, name, ast.Load) for node in rest)):
                 continue
             local = name + _ARGUMENT
             renamer = _Rename({name: local})
@@ -131,9 +138,9 @@ def _default_into_else(body: list[ast.stmt], index: int) -> int:
         stored = {child.id for node in between for child in ast.walk(node)
                   if isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del))}
         reads = {child.id for child in ast.walk(path) if isinstance(child, ast.Name)}
-        if any(_count(node, name, ast.Load) for node in between) or (stored - {name}) & reads:
+        if any(name_uses(node, name, ast.Load) for node in between) or (stored - {name}) & reads:
             return 0
-        if any(_count(node, name, (ast.Store, ast.Del)) for node in body[earlier + 1:index]):
+        if any(name_uses(node, name, (ast.Store, ast.Del)) for node in body[earlier + 1:index]):
             return 0
         statement.orelse = [body.pop(earlier)]
         return 1
@@ -153,11 +160,6 @@ def _conditional_as_if(statement: ast.stmt) -> ast.stmt:
 
     return ast.fix_missing_locations(ast.copy_location(
         ast.If(test=value.test, body=[bind(value.body)], orelse=[bind(value.orelse)]), statement))
-
-
-def _count(node: ast.AST, name: str, context: type) -> int:
-    return sum(1 for child in ast.walk(node)
-               if isinstance(child, ast.Name) and child.id == name and isinstance(child.ctx, context))
 
 
 class _Splitter:
@@ -182,11 +184,11 @@ class _Splitter:
         chosen = []
         for name in sorted(names):
             paths = _bound_on_every_path([statement], name)
-            if paths is None or not any(_count(node, name, ast.Load) for node in rest):
+            if paths is None or not any(name_uses(node, name, ast.Load) for node in rest):
                 continue
-            if _count(self.function, name, (ast.Store, ast.Del)) != len(paths):
+            if name_uses(self.function, name, (ast.Store, ast.Del)) != len(paths):
                 continue  # bound elsewhere too: which binding a use sees is not this if's alone
-            if _count(self.function, name, ast.Load) != sum(_count(node, name, ast.Load) for node in rest):
+            if name_uses(self.function, name, ast.Load) != sum(name_uses(node, name, ast.Load) for node in rest):
                 continue  # read in the branches or before: not only an alias for what follows
             values = [self.scope.value_of(path) for path in paths]
             if all(value is not MISSING and isinstance(value, numbers.Number) for value in values):
@@ -202,10 +204,9 @@ class _Splitter:
         if not names:
             return False
         # locals that live only in what follows are copied too: each copy gets its own name
-        arguments = self.function.args
-        parameters = {arg.arg for arg in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
-        own = {name for name in stored_names(rest) - parameters if _count(self.function, name, ast.AST) ==
-               sum(_count(node, name, ast.AST) for node in rest)}
+        parameters = set(parameter_names(self.function))
+        own = {name for name in stored_names(rest) - parameters if name_uses(self.function, name, ast.AST) ==
+               sum(name_uses(node, name, ast.AST) for node in rest)}
         for branch, suffix in ((statement.body, _SUFFIXES[0]), (statement.orelse, _SUFFIXES[1])):
             branch.extend(copy.deepcopy(rest))
             renamer = _Rename({name: name + suffix for name in sorted(set(names) | own)})

@@ -24,7 +24,7 @@ from typing import Any, Optional
 
 from orchestra.array_like import array_layout
 from orchestra.frontend.callbacks import scalar_annotation
-from orchestra.frontend.scope import MISSING, ParseScope, inner_blocks, replace_statements
+from orchestra.frontend.scope import MISSING, ParseScope, inner_blocks, name_uses, replace_statements
 
 _TEMPORARY = "__orchestra_value"
 
@@ -59,10 +59,6 @@ def _splittable(statement: ast.stmt) -> bool:
 
 def copy_element_reads(function: ast.FunctionDef, scope: ParseScope, argtypes: dict[str, Any]) -> int:
     """Rewrite ``name = array[i, j, k]`` as an annotated scalar assignment (a copy); returns how many."""
-    stores: dict[str, int] = {}
-    for node in ast.walk(function):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            stores[node.id] = stores.get(node.id, 0) + 1
     count = 0
 
     def block(body: list[ast.stmt]) -> None:
@@ -71,8 +67,8 @@ def copy_element_reads(function: ast.FunctionDef, scope: ParseScope, argtypes: d
             for inner in inner_blocks(statement):
                 block(inner)
             descriptor = _element_read(statement, scope, argtypes)
-            if descriptor is None or stores.get(statement.targets[0].id) != 1:
-                continue
+            if descriptor is None or name_uses(function, statement.targets[0].id, (ast.Store, ast.Del)) != 1:
+                continue  # bound again somewhere: left as written
             body[index] = ast.copy_location(ast.AnnAssign(
                 target=statement.targets[0], annotation=scalar_annotation(scope, descriptor),
                 value=statement.value, simple=1), statement)

@@ -24,15 +24,14 @@ import ast
 from typing import Iterable
 
 from orchestra.errors import BuildError
-from orchestra.frontend.scope import NameSubstitution
+from orchestra.frontend.scope import NameSubstitution, parameter_names, stored_names
 
 _SUFFIX = "__orchestra_"
 
 
 def rename_rebound_names(function: ast.FunctionDef) -> int:
     """Rewrite ``function`` in place; returns how many rebindings got a new name."""
-    arguments = function.args.posonlyargs + function.args.args + function.args.kwonlyargs
-    bound = {arg.arg for arg in arguments}
+    bound = set(parameter_names(function))
     current: dict[str, str] = {}
     versions: dict[str, int] = {}
     count = 0
@@ -92,9 +91,8 @@ def _top_level_targets(statement: ast.stmt) -> list[str]:
 
 def _bound_inside_blocks(statement: ast.stmt) -> set[str]:
     """Names a compound statement (``if``, loop, ``with``, ``try``) binds in its body."""
-    if not isinstance(statement, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
-        return set()
-    return {node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    compound = isinstance(statement, (ast.If, ast.For, ast.While, ast.With, ast.Try))
+    return stored_names([statement]) if compound else set()
 
 
 class _Reads(NameSubstitution):

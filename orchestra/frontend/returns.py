@@ -39,6 +39,7 @@ from orchestra.frontend.scope import (
     definition_of,
     is_access_path,
     own_returns,
+    parameter_names,
     replace_statements,
     root_name,
     stored_names,
@@ -56,7 +57,7 @@ def returned_paths(function: types.FunctionType) -> Optional[tuple[ast.expr, ...
     shapes = [node.value.elts if isinstance(node.value, ast.Tuple) else [node.value] for node in returns]
     if len({len(shape) for shape in shapes}) != 1:
         return None
-    parameters = {arg.arg for arg in definition.args.posonlyargs + definition.args.args + definition.args.kwonlyargs}
+    parameters = set(parameter_names(definition))
     rebound = stored_names(definition.body)
     paths = []
     for position in zip(*shapes):

@@ -101,6 +101,18 @@ def own_returns(body: list[ast.stmt]) -> list[ast.Return]:
     return found
 
 
+def parameter_names(function: ast.FunctionDef) -> list[str]:
+    """The function's named parameters, in order (positional-only, positional, keyword-only)."""
+    arguments = function.args
+    return [arg.arg for arg in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
+
+
+def name_uses(node: ast.AST, name: str, context: type = ast.Load) -> int:
+    """How often ``node`` uses the plain name ``name`` in ``context`` (``ast.Load``, ``ast.Store``, a tuple...)."""
+    return sum(1 for child in ast.walk(node)
+               if isinstance(child, ast.Name) and child.id == name and isinstance(child.ctx, context))
+
+
 def stored_names(nodes: Iterable[ast.AST]) -> set[str]:
     """Every plain name bound anywhere in ``nodes`` (assignments, loop targets, ``with ... as``)."""
     names: set[str] = set()
