@@ -35,6 +35,7 @@ followed (its ``**`` is not refused).
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Any, Iterable
 
 import numpy
@@ -57,6 +58,7 @@ _MATH_NAMES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": 
                "arccosh": "acosh", "arctanh": "atanh", "power": "pow", "float_power": "pow"}
 
 
+@functools.lru_cache(maxsize=None)
 def _numpy_functions() -> dict[int, tuple[str, str]]:
     """id of each refused NumPy callable -> (its name, "transcendental" or "reduction")."""
     table = {id(getattr(numpy, name)): (name, "transcendental") for name in TRANSCENDENTAL if hasattr(numpy, name)}
