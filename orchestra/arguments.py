@@ -42,6 +42,48 @@ _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_O
 _VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
 
+#: classes declared with :func:`compiletime_type`
+_COMPILETIME_TYPES: set[type] = set()
+
+
+def compiletime_type(cls: type) -> type:
+    """Class decorator: arguments of this type are folded in at parse time.
+
+    Use it for objects an orchestrated method receives as an argument and
+    only reads arrays and constants from (a model state, a grid).
+    """
+    _COMPILETIME_TYPES.add(cls)
+    return cls
+
+
+def is_compiletime_annotation(annotation: Any) -> bool:
+    return isinstance(annotation, type) and any(issubclass(annotation, t) for t in _COMPILETIME_TYPES)
+
+
+def is_folded_object(value: Any) -> bool:
+    """An argument folded in at parse time: a declared compile-time type, or an object DaCe cannot type.
+
+    A model state or grid passed as an argument (``model(state)``, the code
+    reading ``state.h``) has no DaCe data descriptor: DaCe refused the whole
+    program ("Could not create a DaCe data descriptor"). Folded in like a
+    :func:`compiletime_type` object, its arrays are read on every call and
+    another object selects another program (:func:`orchestra.arguments.folded_identity`).
+    """
+    if type(value) in _COMPILETIME_TYPES or any(isinstance(value, t) for t in _COMPILETIME_TYPES):
+        return True
+    if value is None or isinstance(value, (numbers.Number, str, bytes, enum.Enum, np.generic)):
+        return False
+    if is_array_like(value) or callable(value):  # an array or array container: a run-time argument
+        return False
+    from dace import data
+
+    try:
+        data.create_datadescriptor(value)
+    except (TypeError, ValueError):
+        return True
+    return False
+
+
 class CallBinder:
     """Binds calls of ``function`` (without ``self`` for a method), defaults made explicit."""
 
@@ -61,9 +103,28 @@ class CallBinder:
         self._defaults = {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
         self._count = len(parameters)
         self._all_positional = all(p.kind in _POSITIONAL for p in parameters)
+        #: parameters annotated ``float``: an integer given there is the float Python mode computes with
+        self._floats = {index: p.name for index, p in enumerate(parameters) if _declares_float(p.annotation)}
+        self._label = label or function.__qualname__
 
     def complete(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-        """``args``/``kwargs`` with every parameter given; a bad call raises Python's own TypeError."""
+        """``args``/``kwargs`` with every parameter given; a bad call raises Python's own TypeError.
+
+        An integer given to a parameter annotated ``float`` becomes that float
+        (:func:`settle_float`), so ``model(state, 60)`` runs the program of
+        ``model(state, 60.0)``.
+        """
+        args, kwargs = self._bind(args, kwargs)
+        if self._floats:
+            args = tuple(settle_float(value, self._floats[index], self._label) if index in self._floats else value
+                         for index, value in enumerate(args))
+            if kwargs:
+                names = set(self._floats.values())
+                kwargs = {name: settle_float(value, name, self._label) if name in names else value
+                          for name, value in kwargs.items()}
+        return args, kwargs
+
+    def _bind(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         if self._all_positional and len(args) <= self._count:
             if not kwargs and len(args) == self._count:
                 return args, kwargs  # the common call: nothing to bind
@@ -81,6 +142,40 @@ class CallBinder:
         bound = self._signature.bind(*args, **kwargs)  # keyword-only parameters, or a bad call
         bound.apply_defaults()
         return bound.args, bound.kwargs
+
+
+#: annotations that declare a Python float (also as strings, under ``from __future__ import annotations``)
+_FLOAT_ANNOTATIONS = (float, np.float64, "float", "np.float64", "numpy.float64")
+
+
+def _declares_float(annotation: Any) -> bool:
+    return any(annotation is kind or annotation == kind for kind in _FLOAT_ANNOTATIONS)
+
+
+def settle_float(value: Any, name: str, label: str) -> Any:
+    """``value`` given to a parameter annotated ``float``: an integer as the float Python mode computes with.
+
+    Python computes ``60 * x`` as ``60.0 * x`` and gt4py passes ``60`` to a
+    float stencil parameter as ``60.0``, so an integer given where ``float`` is
+    declared is that float, and the call runs the same program as with
+    ``60.0`` (a second build, or a ``Run`` job's miss, otherwise). An integer
+    with no exact float (beyond 2**53) is refused: converting it could change
+    a result. ``bool`` and everything that is not an integer pass unchanged.
+
+    >>> settle_float(60, "dt", "Model.__call__")
+    60.0
+    """
+    if type(value) is float or not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
+        return value
+    try:
+        converted = float(value)
+    except OverflowError:
+        converted = float("inf")
+    if converted in (float("inf"), float("-inf")) or int(converted) != int(value):
+        raise ConfigurationError(
+            f"{label}: argument {name} is declared float and was given the integer {value}, which no float "
+            f"holds exactly (a float64 holds integers up to 2**53): pass the float you mean, e.g. {converted!r}")
+    return converted
 
 
 def folded_identity(constant: frozenset, argnames: list[str], args: tuple, kwargs: dict) -> tuple:

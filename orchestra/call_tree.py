@@ -39,7 +39,7 @@ Describe = Callable[[Any], Any]
 
 
 def source_digest(function: Any) -> str:
-    """sha256 of a function's source with comments and formatting normalised away.
+    """sha256 of a function's source with comments, docstrings and formatting normalised away.
 
     Falls back to the raw source when it does not parse alone, and to the code
     object's bytes when the source is gone.
@@ -51,10 +51,25 @@ def source_digest(function: Any) -> str:
         code = getattr(function, "__code__", None)
         return _sha(repr(code.co_code) + repr(code.co_consts)) if code else "unknown"
     try:
-        text = ast.unparse(ast.parse(text))
+        text = ast.unparse(_without_docstrings(ast.parse(text)))
     except SyntaxError:  # a lambda inside an expression, say: keep the text as it is
         pass
     return _sha(text)
+
+
+def _without_docstrings(tree: ast.Module) -> ast.Module:
+    """``tree`` without its string statements (docstrings, strings as comments): they compute nothing."""
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if not isinstance(body, list) or not body or not isinstance(body[0], ast.stmt):
+                continue
+            kept = [statement for statement in body
+                    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+                            and isinstance(statement.value.value, str))]
+            if len(kept) != len(body):
+                setattr(node, field, kept or [ast.Pass()])
+    return tree
 
 
 def function_name(function: Any) -> str:

@@ -15,23 +15,20 @@ whole call tree.
 from __future__ import annotations
 
 import contextvars
-import enum
 import functools
 import inspect
 import logging
-import numbers
+import os
 import sys
 import time
 import types
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-import numpy as np
-
-from orchestra.arguments import CallBinder, folded_identity
+from orchestra.arguments import CallBinder, compiletime_type, folded_identity, is_compiletime_annotation, is_folded_object
 from orchestra.config import DaceConfig, DaCeOrchestration, log_level
 from orchestra.distributed import BuildCoordinator, CodePathClass, code_path_class, mpi_comm
-from orchestra.errors import BuildError
+from orchestra.errors import BuildError, OrchestraError
 from orchestra import first_call_report, kernel_profile
 from orchestra.fast_call import FastCaller
 from orchestra.folded_values import FoldedValues
@@ -47,8 +44,6 @@ from orchestra.toolchain import GpuTarget, dace_settings, prepare_gt4py
 
 log = logging.getLogger("orchestra")
 
-_COMPILETIME_TYPES: set[type] = set()
-
 #: How many orchestrated calls around this one run their Python body (split builds, DaceConfig.split_depth).
 _SPLIT_DEPTH: contextvars.ContextVar[int] = contextvars.ContextVar("orchestra_split_depth", default=0)
 #: The classes an enclosing program's edited split (``split_at=("edited",)``) builds on their own; None: none.
@@ -59,46 +54,6 @@ _EDITED_SPLIT: contextvars.ContextVar[Optional[tuple[str, ...]]] = contextvars.C
 _RUNNING_BODIES: contextvars.ContextVar[tuple[Any, ...]] = contextvars.ContextVar("orchestra_running_bodies", default=())
 #: Programs whose split-build line was logged (one line per program name, not per object or call).
 _SPLIT_LOGGED: set[str] = set()
-
-
-def compiletime_type(cls: type) -> type:
-    """Class decorator: arguments of this type are folded in at parse time.
-
-    Use it for objects an orchestrated method receives as an argument and
-    only reads arrays and constants from (a model state, a grid).
-    """
-    _COMPILETIME_TYPES.add(cls)
-    return cls
-
-
-def _is_compiletime_annotation(annotation: Any) -> bool:
-    return isinstance(annotation, type) and any(issubclass(annotation, t) for t in _COMPILETIME_TYPES)
-
-
-def _is_compiletime_value(value: Any) -> bool:
-    """An argument folded in at parse time: a declared compile-time type, or an object DaCe cannot type.
-
-    A model state or grid passed as an argument (``model(state)``, the code
-    reading ``state.h``) has no DaCe data descriptor: DaCe refused the whole
-    program ("Could not create a DaCe data descriptor"). Folded in like a
-    :func:`compiletime_type` object, its arrays are read on every call and
-    another object selects another program (:func:`orchestra.arguments.folded_identity`).
-    """
-    if type(value) in _COMPILETIME_TYPES or any(isinstance(value, t) for t in _COMPILETIME_TYPES):
-        return True
-    if value is None or isinstance(value, (numbers.Number, str, bytes, enum.Enum, np.generic)):
-        return False
-    from orchestra.array_like import is_array_like
-
-    if is_array_like(value) or callable(value):  # an array or array container: a run-time argument
-        return False
-    from dace import data
-
-    try:
-        data.create_datadescriptor(value)
-    except (TypeError, ValueError):
-        return True
-    return False
 
 
 def _with_compiletime_annotations(function: Callable, names: set[str]) -> Callable:
@@ -197,10 +152,10 @@ class OrchestratedProgram:
                     f"parameters of it (parameters: {[p.name for p in parameters]})"
                 )
             for parameter in parameters:
-                if _is_compiletime_annotation(parameter.annotation):
+                if is_compiletime_annotation(parameter.annotation):
                     names.add(parameter.name)
             for parameter, value in zip(parameters, args or ()):
-                if _is_compiletime_value(value):
+                if is_folded_object(value):
                     names.add(parameter.name)
             function = _with_compiletime_annotations(self.function, names)
             device = dace.DeviceType.GPU if self.config.on_gpu else dace.DeviceType.CPU
@@ -223,7 +178,31 @@ class OrchestratedProgram:
         return self.dace_program().__sdfg_closure__(reevaluate)
 
     def closure_resolver(self, constant_args: Any, given_args: Any, parent_closure: Any = None) -> Any:
+        self._fold_objects_given(constant_args)
         return self.current_program().closure_resolver(constant_args, given_args, parent_closure)
+
+    def _fold_objects_given(self, constant_args: Optional[dict]) -> None:
+        """A caller's parse gives this component an object DaCe cannot type: fold it in, as at the top.
+
+        ``self.advection(state, dt)`` inside another orchestrated program: the
+        caller's parse knows ``state`` (a value DaCe evaluated, by position or
+        name), this program was created without seeing it. Each such
+        argument becomes compile-time, like ``dace_compiletime_args``, at any
+        depth of the call tree.
+        """
+        if not constant_args:
+            return
+        parameters = list(inspect.signature(self.function).parameters)[1 if self.method_object is not None else 0:]
+        found = set()
+        for position_or_name, value in constant_args.items():
+            name = parameters[position_or_name] if isinstance(position_or_name, int) else position_or_name
+            if isinstance(position_or_name, int) and position_or_name >= len(parameters):
+                continue
+            if name in parameters and is_folded_object(value):
+                found.add(name)
+        self.compiletime_args |= found
+        if self._program is not None and found - set(self._program.constant_args):
+            self._program = None  # created again with them compile-time
 
     def current_program(self, args: Optional[tuple] = None) -> Any:
         """The DaceProgram with its view of module globals renewed, before its closure is resolved.
@@ -252,8 +231,16 @@ class OrchestratedProgram:
 
     # ------------------------------------------------------------------- call
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._reported:
-            return self._call(args, kwargs)
+        try:
+            if self._reported:
+                return self._call(args, kwargs)
+            return self._first_call(args, kwargs)
+        except OrchestraError as error:
+            if os.environ.get("ORCHESTRA_TRACEBACK"):
+                raise
+            raise _as_one_message(error) from None
+
+    def _first_call(self, args: tuple, kwargs: dict) -> Any:
         if _SPLIT_DEPTH.get() == 0 and not self.config.on_gpu:  # the job's first call is collective
             _ensure_log_handler(self.config.rank)
             settle_threads(_mpi_comm_or_none(self.config.communicator), self.config.rank)
@@ -543,6 +530,24 @@ def _compiletime_values(program: Any, args: tuple, kwargs: dict) -> dict[str, An
 
 
 _PATCHED_CLASSES: dict[type, type] = {}
+
+
+def _as_one_message(error: OrchestraError) -> OrchestraError:
+    """``error`` as the caller's script sees it: orchestra's message alone, from the call into orchestra.
+
+    orchestra's errors name the problem and the fix; the frames of orchestra
+    and DaCe between the model's call and the raise, and the DaCe exception
+    the message was made from (printed first, then "The above exception was
+    the direct cause"), said it twice in up to 138 lines. The cause stays on
+    the error as ``orchestra_cause`` and is logged at debug level;
+    ``ORCHESTRA_TRACEBACK=1`` raises everything as it was.
+    """
+    cause = error.__cause__ or (None if error.__suppress_context__ else error.__context__)
+    if cause is not None:
+        log.debug("%s: caused by", type(error).__name__, exc_info=cause)
+        error.orchestra_cause = cause  # type: ignore[attr-defined]
+    error.__cause__, error.__context__, error.__suppress_context__ = None, None, True
+    return error.with_traceback(None)
 
 
 def _patched_class(cls: type) -> type:

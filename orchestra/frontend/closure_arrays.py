@@ -28,6 +28,7 @@ overlapping arguments.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import re
@@ -144,6 +145,7 @@ def _resolving(original: Callable) -> Callable:
                              **kwargs: Any) -> Any:
         from dace import dtypes
 
+        qualname = element_expression(resolver, value, parent_node, qualname)
         if not dtypes.is_array(value):
             return original(resolver, value, parent_node, qualname, *args, **kwargs)
         _map_to_known(resolver.closure, value, qualname, lambda: eval(qualname, resolver.globals))  # as DaCe does
@@ -152,6 +154,83 @@ def _resolving(original: Callable) -> Callable:
         return node
 
     return global_value_to_node
+
+
+#: DaCe's name of an element of a loop it unrolls: ``gen<line>_<position>`` (``_<part>`` for tuples)
+_GENERATED = re.compile(r"gen\d+_(\d+)(?:_(\d+))?")
+#: what an iterator marked for unrolling is wrapped in (:mod:`orchestra.frontend.loops`, DaCe's own)
+_UNROLL_CALLS = frozenset({"__orchestra_unroll__", "dace.unroll", "unroll"})
+
+
+def element_expression(resolver: Any, value: Any, parent_node: Any, qualname: str) -> str:
+    """The access path of an element of a loop DaCe unrolls, in place of DaCe's name for it.
+
+    DaCe names the objects of a loop it unrolls (``for q in state.tracers.values()``)
+    ``gen<line>_<position>``: a comment added above the loop renamed the
+    program's arrays and callees, so the key changed (a ``Run`` job refused its
+    build) and debug patterns could not name them. Here the element is named by
+    where it is: ``state.tracers['qc']`` for a dict's values or items,
+    ``self.stencils[1]`` for a list or tuple, the iterator's text and the
+    position (``zip(a, b)[1][0]``) for anything else. A name another object
+    of the closure already holds gets ``#2``, ``#3``... (still no line in it).
+    """
+    match = _GENERATED.fullmatch(qualname)
+    if match is None or not isinstance(parent_node, (ast.For, ast.AsyncFor)):
+        return qualname
+    position, part = int(match.group(1)), match.group(2)
+    iterated = parent_node.iter
+    while (isinstance(iterated, ast.Call) and len(iterated.args) == 1 and not iterated.keywords
+           and ast.unparse(iterated.func) in _UNROLL_CALLS):
+        iterated = iterated.args[0]
+    expression = _element_path(iterated, position, part, resolver.globals)
+    return _unique(resolver.closure, value, expression)
+
+
+def _element_path(iterated: ast.expr, position: int, part: Optional[str], namespace: dict) -> str:
+    """``X[key]`` for ``X.values()``/``X.items()`` of a dict, ``X[position]`` for a list or tuple; else text."""
+    method = iterated.func.attr if (isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute)
+                                    and not iterated.args and not iterated.keywords) else None
+    if method in ("values", "items") and (method == "values") == (part is None) and (part in (None, "1")):
+        container = _evaluate(iterated.func.value, namespace)
+        if isinstance(container, dict) and position < len(container):
+            key = list(container)[position]
+            if isinstance(key, (str, int)) and not isinstance(key, bool):
+                return f"{ast.unparse(iterated.func.value)}[{key!r}]"
+    path = f"{ast.unparse(iterated)}[{position}]"  # self.stencils[1], or zip(a, b)[1]
+    return path if part is None else f"{path}[{part}]"
+
+
+def _evaluate(node: ast.expr, namespace: dict) -> Any:
+    """The value of an access path (``state.tracers``) in the parse's namespace; None if it is not one."""
+    from orchestra.frontend.scope import is_access_path
+
+    if not is_access_path(node):
+        return None
+    try:
+        return eval(compile(ast.Expression(body=node), "<orchestra path>", "eval"),  # noqa: S307 (access path)
+                    {"__builtins__": {}}, namespace)
+    except Exception:
+        return None
+
+
+def _unique(closure: Any, value: Any, expression: str) -> str:
+    """``expression``, or ``expression#n`` when other objects of ``closure`` are known by it."""
+    known = [entry for entry in [*closure.closure_arrays.values(), *closure.closure_sdfgs.values()]
+             if str(entry[0]).split("#")[0] == expression]
+    for entry in known:
+        if _held(entry) is value:
+            return str(entry[0])
+    return f"{expression}#{len(known) + 1}" if known else expression
+
+
+def _held(entry: tuple) -> Any:
+    """The object a closure entry (an array's or a callee's) stands for."""
+    if len(entry) == 2:
+        return entry[1]
+    try:
+        return entry[2]()
+    except Exception:
+        return None
 
 
 def _combining(original: Callable) -> Callable:

@@ -33,6 +33,7 @@ from orchestra.frontend.loops import UNROLL, unroll_collection_loops
 from orchestra.frontend.model_writes import refuse_model_rebinding
 from orchestra.frontend.numpy_calls import refuse_inexact_numpy
 from orchestra.frontend.python_arithmetic import NUMPY, python_arithmetic
+from orchestra.frontend.python_only import refuse_python_only
 from orchestra.frontend.rebinding import refuse_rebound_arguments, rename_rebound_names
 from orchestra.frontend.returns import expose_returned_aliases
 from orchestra.frontend.scope import ParseScope, parsed_despite_decorators
@@ -69,6 +70,7 @@ def rewrite(
     refuse_rebound_arguments(definition, filename, arrays)
     scope = ParseScope(definition, namespace, runtime)
     refuse_model_rebinding(definition, scope, filename)
+    refuse_python_only(definition, scope, filename)
     if called:
         single_exit(definition, filename)
     index_collection_iterators(definition, scope)  # before the marking: it makes loops that index collections

@@ -10,6 +10,7 @@ distributed coordinator and the build step work from.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import Any, Callable, Optional
 
 from orchestra.build_inputs import collect_build_inputs
@@ -67,14 +68,16 @@ class KeyedRequest:
 def key_request(request: BuildRequest) -> KeyedRequest:
     """[BuildRequest] -> [KeyedRequest]: build inputs found without parsing, then fingerprinted."""
     try:
-        inputs = collect_build_inputs(
-            request.program,
-            request.function,
-            request.args,
-            request.kwargs,
-            backend=request.backend,
-            pipeline=request.pipeline_key(),
-        )
+        with warnings.catch_warnings():  # DaCe's parse warnings (loops it unrolls...): the build logs them
+            warnings.simplefilter("ignore")
+            inputs = collect_build_inputs(
+                request.program,
+                request.function,
+                request.args,
+                request.kwargs,
+                backend=request.backend,
+                pipeline=request.pipeline_key(),
+            )
     except (OrchestraError, CacheError):
         raise
     except Exception as error:  # DaCe could not read the program (closure resolution)
