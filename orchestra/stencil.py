@@ -27,6 +27,7 @@ import contextlib
 import copy
 import inspect
 import threading
+import types
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
@@ -125,7 +126,8 @@ class FrozenStencil:
             # IR is computed here: a rank that loads a build never needs it, the building rank
             # lowers the stencil when it parses. Creating it writes nothing: no cache lock.
             self.stencil_object = gtscript.lazy_stencil(
-                backend=backend, definition=definition, externals=self.externals, check_syntax=False, **options
+                backend=backend, definition=_own_copy(definition), externals=self.externals, check_syntax=False,
+                **options,
             )
         else:
             with gt4py_cache_lock():
@@ -407,3 +409,25 @@ def _resolve_string_annotations(definition: Callable) -> None:
     for name, annotation in list(annotations.items()):
         if isinstance(annotation, str):
             annotations[name] = eval(annotation, definition.__globals__)  # noqa: S307 (module's own names)
+
+
+def _own_copy(definition: Callable) -> Callable:
+    """A copy of a stencil definition for one lazy stencil, so that its externals stay its own.
+
+    gt4py keeps what its frontend made of a definition (the annotated syntax
+    tree, the externals it resolved) on the function object, and a lazy stencil
+    reads it there when it is lowered. Two stencils of one definition with
+    different externals (one corner-fill definition built with
+    ``fill_corners_x`` and with ``_y``) overwrote each other's: the first
+    failed with gt4py's ``KeyError: 'ast'``. A copy shares the code, source,
+    name and annotations (gt4py's content id is unchanged) but not that state.
+    """
+    if not isinstance(definition, types.FunctionType):
+        return definition
+    duplicate = types.FunctionType(definition.__code__, definition.__globals__, definition.__name__,
+                                  definition.__defaults__, definition.__closure__)
+    duplicate.__kwdefaults__ = definition.__kwdefaults__
+    duplicate.__qualname__, duplicate.__module__ = definition.__qualname__, definition.__module__
+    duplicate.__doc__ = definition.__doc__
+    duplicate.__annotations__ = dict(definition.__annotations__)
+    return duplicate

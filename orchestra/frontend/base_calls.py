@@ -18,6 +18,7 @@ object the function reaches) are rewritten; anything else stays as written.
 from __future__ import annotations
 
 import ast
+import re
 import types
 from typing import Any, Optional
 
@@ -56,7 +57,8 @@ class _Binder(ast.NodeTransformer):
             return node
         method, arguments = bound
         self.count += 1
-        name = f"{_PREFIX}_{node.lineno}_{self.count}"
+        # named by the method, never by a source line (a build's key must not change with a comment)
+        name = f"{_PREFIX}_{re.sub(r'[^0-9A-Za-z_]', '_', method.__func__.__qualname__)}_{self.count}"
         self.scope.namespace[name] = method
         return ast.copy_location(
             ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=arguments, keywords=node.keywords), node)

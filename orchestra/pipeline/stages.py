@@ -9,7 +9,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from orchestra.errors import BuildError
+from orchestra.errors import BuildError, OrchestraError
 from orchestra.pipeline.open_libraries import library_to_open, opened
 from orchestra.passes.cpu import DEFAULT_CPU_PASSES, check_cpu_passes
 from orchestra.passes.debug import DebugChecks
@@ -59,6 +59,8 @@ class ParsedProgram:
     seconds: float
     #: e.g. "5 component parse(s), 6 reused (Tendencies.__call__ x2, ...); stencils: 16 of 18 found lowered, ..."
     reuse: str = ""
+    #: program data name -> where the model holds the array (``state.tracers['qc']``, ``self.lap``)
+    array_paths: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,7 +148,26 @@ def parse(
         quiet.__exit__(None, None, None)
     _save_stage(sdfg, save_to, "0_parsed")
     summary = "; ".join(part for part in (reuse.summary(), tally_summary(stencils)) if part)
-    return ParsedProgram(sdfg, time.perf_counter() - start, summary)
+    return ParsedProgram(sdfg, time.perf_counter() - start, summary, array_paths(getattr(program, "resolver", None)))
+
+
+def array_paths(closure: Any) -> dict[str, str]:
+    """Data name -> access path of every array a resolved closure reads through an object, at any depth.
+
+    DaCe records a nested component's array in its caller's closure under
+    the component's data name (``__g_state_u``); the path is the one the
+    component's own closure gives it (``state.u``).
+    """
+    if closure is None:
+        return {}
+    nested: dict[str, str] = {}
+    for _call, child in getattr(closure, "nested_closures", ()):
+        nested.update(array_paths(child))
+    paths = {}
+    for name, (expression, _desc, _read, from_nested) in closure.closure_arrays.items():
+        expression = str(expression)
+        paths[name] = nested.get(expression, expression) if from_nested else expression
+    return paths
 
 
 def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[Path] = None) -> OptimizedProgram:
@@ -180,7 +201,7 @@ def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[
         if options.debug_checks:
             from orchestra.passes.debug import insert_debug_checks
 
-            insert_debug_checks(sdfg, options.debug_checks)
+            insert_debug_checks(sdfg, options.debug_checks, parsed.array_paths)
         if options.kernel_timers:  # last: the timers see the final kernels
             from orchestra.passes.kernel_timers import add_kernel_timers
 
@@ -188,6 +209,8 @@ def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[
         add_mixed_type_helpers(sdfg)  # Python's // and % of two integer types, where the program has them
         _save_stage(sdfg, save_to, "3_optimized")
         sdfg.validate()
+    except OrchestraError:
+        raise
     except Exception as error:
         raise BuildError(f"optimizing {sdfg.name} failed: {error}") from error
     finally:

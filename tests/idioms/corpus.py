@@ -1460,6 +1460,52 @@ class QuantityState:
         self._add(state.u, state.v, y)
 
 
+@idiom("one stencil definition built twice with different gtscript functions as externals", "c_sw corner fills "
+       "(fill_corners_2cells_x and _y)")
+class FunctionExternals:
+    def __init__(self, config):
+        self._one, self._two = (FrozenStencil(st.apply_external, backend=config.backend, origin=ORIGIN, domain=DOMAIN,
+                                              externals={"func": st.EXTERNAL_FUNCTIONS[name]}) for name in ("one", "two"))
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._one(x, y)
+        self._two(y, x)
+
+
+class _TracerAdvection:
+    """A nested component receiving the state object, not declared compile-time anywhere."""
+
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, state, dt: float):
+        for q in state.tracers.values():
+            self._axpy(state.u, q, dt)
+
+
+@dataclasses.dataclass
+class _ModelState:
+    u: Any
+    tracers: dict
+
+
+@idiom("a state object passed down to nested components (folded in at every depth, none declared compile-time)",
+       "a user's own model: every component receives one state",
+       call=lambda model, f: model(_ModelState(u=f.x, tracers=f.tracers), 2))
+class StatePassedDown:
+    def __init__(self, config):
+        self._advection = _TracerAdvection(config)
+        self._scale = stencil(config, st.scale)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, state, dt: float):  # an int given for dt: the float Python computes with
+        self._advection(state, dt)
+        for q in state.tracers.values():
+            self._scale(q, dt)
+
+
 def _array(seed: int, extra: tuple = ()):
     import gt4py.storage as gt_storage
 

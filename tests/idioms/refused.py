@@ -180,12 +180,75 @@ class QuantityFieldOfArgument:
 
 
 #: (model, call, pattern the one-line message must match)
+class CountsOnTheModel:
+    """A step counter kept on the model (``self.nstep += 1``)."""
+
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self.nstep = 0
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self.nstep += 1
+        self._axpy(x, y, 0.5)
+
+
+class PrintsRunTimeValues:
+    """An f-string of a run-time value printed from orchestrated code."""
+
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._axpy(x, y, 0.5)
+        print(f"y[1, 1, 0] = {y[1, 1, 0]:.3f}")
+
+
+class OpensAFile:
+    """File output from orchestrated code."""
+
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._axpy(x, y, 0.5)
+        open("/dev/null", "w")
+
+
+class _NotOrchestrated:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+
+    def __call__(self, state, y):
+        self._axpy(state.u, y, 0.5)
+
+
+class ComponentNotOrchestrated:
+    """A component whose __init__ forgot orchestrate(), given the state object."""
+
+    def __init__(self, config):
+        self._inner = _NotOrchestrated(config)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, state, y):
+        self._inner(state, y)
+
+
 REFUSED = [
     (UntypedCallbackResult, lambda model, f: model(f.x, f.y),
      r"refused\.py:\d+: the result of the callback self\._limits\(\) is used.*-> tuple\[float"),
     (RuntimeBoundOverList, lambda model, f: model(f.x, f.y, 2),
      r"refused\.py:\d+: the loop indexes self\._stencils.*run-time value.*\bn\b.*self"),
-    (TryExcept, lambda model, f: model(f.x, f.y), r"refused\.py:\d+.*dace_inhibitor"),
+    (TryExcept, lambda model, f: model(f.x, f.y), r"refused\.py:\d+: orchestrated code has a try statement.*dace_inhibitor"),
+    (CountsOnTheModel, lambda model, f: model(f.x, f.y),
+     r"refused\.py:\d+: orchestrated code updates self\.nstep .*\(int\).*dace_inhibitor.*local variable"),
+    (PrintsRunTimeValues, lambda model, f: model(f.x, f.y), r"refused\.py:\d+: .*f-string.*dace_inhibitor"),
+    (OpensAFile, lambda model, f: model(f.x, f.y), r"refused\.py:\d+: orchestrated code calls open\(\).*dace_inhibitor"),
+    (ComponentNotOrchestrated, lambda model, f: model(f.state, f.y),
+     r"refused\.py:\d+: .*calls self\._inner, a tests\.idioms\.refused\._NotOrchestrated that is not orchestrated"
+     r".*orchestrate\(obj=self, config=config\) at the end of _NotOrchestrated\.__init__"),
     (SwapsModelArrays, lambda model, f: model(f.x, f.y),
      r"refused\.py:\d+: orchestrated code assigns self\._current .*write into it \(self\._current\[:\] = "),
     (StoresArgument, lambda model, f: model(f.x, f.y, 0.5),

@@ -62,3 +62,24 @@ def column_sum(q: FloatField, out: FloatField):
         out = out[0, 0, -1] + q
     with computation(BACKWARD), interval(0, -1):
         out = 0.5 * (out + out[0, 0, 1])
+
+
+@gtscript.function
+def _times_one(x):
+    return x * 1.0
+
+
+@gtscript.function
+def _times_two(x):
+    return x * 2.0
+
+
+def apply_external(q: FloatField, out: FloatField):
+    from __externals__ import func
+
+    with computation(PARALLEL), interval(...):
+        out = out + func(q)
+
+
+#: the function externals ``apply_external`` is built with, one stencil each
+EXTERNAL_FUNCTIONS = {"one": _times_one, "two": _times_two}

@@ -24,14 +24,14 @@ from typing import Any, Optional
 from orchestra.passes.debug.selection import DEBUG_EXIT_CODE, DEBUG_VARIABLE, DebugChecks
 
 
-def insert_debug_checks(sdfg: Any, checks: DebugChecks) -> Optional[list]:
+def insert_debug_checks(sdfg: Any, checks: DebugChecks, paths: Optional[dict[str, str]] = None) -> Optional[list]:
     """Insert the selected checks after every kernel of ``sdfg`` (see :mod:`.insert`).
 
     Imported on use: selecting checks (``DebugChecks``) must not import DaCe.
     """
     from orchestra.passes.debug.insert import insert_debug_checks as insert
 
-    return insert(sdfg, checks)
+    return insert(sdfg, checks, paths)
 
 
 __all__ = ["DEBUG_EXIT_CODE", "DEBUG_VARIABLE", "DebugChecks", "insert_debug_checks"]

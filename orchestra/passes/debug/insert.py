@@ -26,9 +26,10 @@ from typing import Any, Optional
 import numpy as np
 from dace.transformation import pass_pipeline as ppl
 
-from orchestra.passes.debug.selection import DebugChecks
+from orchestra.passes.debug.selection import DEBUG_VARIABLE, DebugChecks
 from orchestra.passes.debug.codegen import kernel_code, runtime_code, sync_code, trace_point
-from orchestra.passes.debug.kernels import Kernel, WrittenField, find_kernels, name_candidates
+from orchestra.errors import ConfigurationError
+from orchestra.passes.debug.kernels import Kernel, WrittenField, field_name, find_kernels, name_candidates
 
 
 def _matches(field: WrittenField, include: tuple[str, ...], exclude: tuple[str, ...]) -> bool:
@@ -49,8 +50,10 @@ class InsertDebugChecks(ppl.Pass):
 
     CATEGORY = "orchestra"
 
-    def __init__(self, checks: DebugChecks) -> None:
+    def __init__(self, checks: DebugChecks, paths: Optional[dict[str, str]] = None) -> None:
         self.checks = checks
+        #: program data name -> where the model holds the array (``state.tracers['qc']``)
+        self.paths = dict(paths or {})
         self._mirrors: dict[tuple[int, str], str] = {}
 
     def modifies(self) -> ppl.Modifies:
@@ -65,10 +68,37 @@ class InsertDebugChecks(ppl.Pass):
         self._mirrors = {}
         on_gpu = _uses_gpu(sdfg)
         kernels = find_kernels(sdfg)
+        self._name_by_path(kernels)
+        self._refuse_unmatched_patterns(sdfg.name, kernels)
         for _, group in itertools.groupby(kernels, key=lambda kernel: id(kernel.state)):
             self._add_check_state(sdfg.name, list(group), len(kernels), on_gpu)
         sdfg.append_global_code(runtime_code())
         return kernels
+
+    def _name_by_path(self, kernels: list[Kernel]) -> None:
+        """Show each field read through an object by its path (``state.tracers['qc']``), as the key names it."""
+        by_shown = {field_name(data, {}): path for data, path in self.paths.items()}
+        for kernel in kernels:
+            for field in kernel.fields:
+                path = by_shown.get(field.name)
+                if path:
+                    field.path = field.name = path
+
+    def _refuse_unmatched_patterns(self, program: str, kernels: list[Kernel]) -> None:
+        """A field pattern that matches no field a kernel writes is a mistake: say which names it could match."""
+        fields = [field for kernel in kernels for field in kernel.fields]
+        selected = [(kind, check.include) for kind, check in (("nan", self.checks.nan), ("negative", self.checks.negative),
+                                                              ("trace", self.checks.trace)) if check]
+        for kind, patterns in selected:
+            for pattern in patterns:
+                if pattern == "*":
+                    continue  # every field, also none
+                if not any(fnmatch.fnmatchcase(name, pattern) for field in fields for name in name_candidates(field)):
+                    shown = sorted({field.name for field in fields})
+                    raise ConfigurationError(
+                        f"{DEBUG_VARIABLE}: the {kind} check's pattern {pattern!r} matches no field that {program} "
+                        f"writes; the fields it writes are {', '.join(shown) or 'none'} (a field held in an object "
+                        f"matches by its path, e.g. state.tracers['qc'], and by its last part, e.g. qc)")
 
     # ------------------------------------------------------------ per field
     def field_checks(self, field: WrittenField, desc: Any) -> dict[str, Any]:
@@ -207,14 +237,14 @@ def _uses_gpu(sdfg: Any) -> bool:
     return any(desc.storage in _device_storages() for _, _, desc in sdfg.arrays_recursive())
 
 
-def insert_debug_checks(sdfg: Any, checks: DebugChecks) -> Optional[list]:
+def insert_debug_checks(sdfg: Any, checks: DebugChecks, paths: Optional[dict[str, str]] = None) -> Optional[list]:
     """Insert the selected checks after every kernel of ``sdfg`` (in place).
 
     With no checks selected the SDFG is not touched at all, so the generated
     code is that of a normal build. Returns the instrumented kernels (see
     :class:`orchestra.passes.debug.kernels.Kernel`) or None when nothing was
-    selected.
+    selected. ``paths``: where the model holds the arrays of the program (data name -> access path).
     """
     if not checks:
         return None
-    return InsertDebugChecks(checks).apply_pass(sdfg, {})
+    return InsertDebugChecks(checks, paths).apply_pass(sdfg, {})

@@ -46,6 +46,8 @@ class WrittenField:
     data: str
     name: str
     subset: Any  # dace.subsets.Range of the written region
+    #: where the model holds it (``state.tracers['qc']``, ``self.lap``), when it is read through an object
+    path: str = ""
 
 
 @dataclasses.dataclass
@@ -233,11 +235,27 @@ def field_name(data: str, outer_names: dict[str, str]) -> str:
 
 
 def name_candidates(field: WrittenField) -> tuple[str, ...]:
-    """Names a pattern is matched against: the shown name, the data name, and without ``self_``."""
+    """Names a pattern is matched against: the shown name, the data name, without ``self_``, the path and its leaf.
+
+    A field held as ``state.tracers['qc']`` matches ``qc``, ``q*`` and
+    ``state.tracers['qc']``; one held as ``self.lap`` matches ``lap``.
+    """
     names = [field.name, field.data]
     if field.name.startswith("self_"):
         names.append(field.name[len("self_") :])
+    if field.path:
+        names += [field.path, path_leaf(field.path)]
     return tuple(dict.fromkeys(names))
+
+
+def path_leaf(path: str) -> str:
+    """The last step of an access path: ``qc`` of ``state.tracers['qc']``, ``lap`` of ``self.lap``.
+
+    >>> path_leaf("state.tracers['qc']"), path_leaf("self.grid.area"), path_leaf("self.stencils[1]")
+    ('qc', 'area', '1')
+    """
+    match = re.search(r"\[\s*['\"]?([^\]'\"]+)['\"]?\s*\]$|\.(\w+)$", path)
+    return (match.group(1) or match.group(2)) if match else path
 
 
 def is_gpu_node(node: Any) -> bool:
