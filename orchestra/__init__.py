@@ -6,6 +6,7 @@ Public API::
     from orchestra import DaceConfig, DaCeOrchestration, FrozenStencil
     from orchestra import abstract_device_storage, builds_without_device  # GPU builds without a GPU
     from orchestra import timing_report  # with ORCHESTRA_TIMINGS=1: where each call went
+    from orchestra import kernel_report  # with ORCHESTRA_PROFILE=kernels: time and bytes of every stencil
 
 See ``docs/orchestration.md`` for a walk-through.
 """
@@ -23,6 +24,7 @@ from orchestra.errors import (
 from orchestra.pipeline.abstract_arrays import abstract_device_storage, builds_without_device
 from orchestra.orchestrate import compiletime_type, orchestrate, orchestrate_function
 from orchestra.stencil import FrozenStencil
+from orchestra.kernel_profile import kernel_report
 from orchestra.timings import timing_report
 from orchestra.toolchain import prepare_gt4py
 
@@ -44,6 +46,7 @@ __all__ = [
     "builds_without_device",
     "compiletime_type",
     "dace_inhibitor",
+    "kernel_report",
     "orchestrate",
     "orchestrate_function",
     "timing_report",

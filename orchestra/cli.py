@@ -46,6 +46,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _EXIT_ERROR
     try:
         return handler(arguments, sys.stdout)
+    except BrokenPipeError:  # `orchestra cache show | head`: the reader has what it wanted
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's flush at exit must not fail again
+        return 0
     except (CacheError, OSError, ValueError) as error:
         print(f"orchestra: error: {error}", file=sys.stderr)
         return _EXIT_ERROR
@@ -130,12 +134,13 @@ def _list(arguments: argparse.Namespace, out: TextIO) -> int:
                 entry.key[:12],
                 entry.manifest.created,
                 entry.manifest.host,
+                build_variant(entry.manifest.inputs),
                 _size(entry.size_bytes()),
                 f"{entry.manifest.build_seconds:.1f}",
             )
             for entry in entries
         ]
-        _print_table(["program", "key", "created", "host", "size", "build s"], rows, out)
+        _print_table(["program", "key", "created", "host", "variant", "size", "build s"], rows, out)
     else:
         print(f"no builds in {store.root}", file=out)
     unusable = store.incomplete(verify=False)
@@ -145,6 +150,27 @@ def _list(arguments: argparse.Namespace, out: TextIO) -> int:
     if len(unusable) > stale:
         print(f"{len(unusable) - stale} build(s) in progress", file=out)
     return 0
+
+
+def build_variant(inputs: dict) -> str:
+    """What kind of build an entry is: ``normal``, or its debug checks, kernel profile, GPU.
+
+    (A split build's parts are programs of their components: the program column names them.)
+
+    >>> build_variant({"pipeline": {"debug_checks": {"nan": {"include": ["*"]}}, "kernel_timers": True}})
+    'debug(nan)+profile'
+    """
+    pipeline = inputs.get("pipeline") or {}
+    parts = []
+    checks = pipeline.get("debug_checks")
+    if checks:
+        names = sorted(checks) if isinstance(checks, dict) else []
+        parts.append(f"debug({','.join(name for name in names if checks[name])})" if names else "debug")
+    if pipeline.get("kernel_timers"):
+        parts.append("profile")
+    if pipeline.get("on_gpu"):
+        parts.append("gpu")
+    return "+".join(parts) or "normal"
 
 
 def _show(arguments: argparse.Namespace, out: TextIO) -> int:

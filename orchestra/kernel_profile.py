@@ -15,6 +15,7 @@ node (a numpy copy of arrays far larger than the caches).
 
 from __future__ import annotations
 
+import atexit
 import collections
 import inspect
 import json
@@ -235,7 +236,9 @@ def kernel_report(communicator: Any = None, path: Optional[Path] = None) -> Opti
 
     Returns the combined profile on rank 0 (None elsewhere), logs the table
     there and writes it as JSON to ``path`` if given. The profiled programs
-    cannot be called afterwards: call this at the end of a run.
+    cannot be called afterwards: call this at the end of a run. Without this
+    call, the table of each process is printed when it exits (rank 0's under
+    MPI; :envvar:`ORCHESTRA_PROFILE_JSON` names a file for its JSON).
     """
     if communicator is None:
         gathered: Optional[list] = [_local_profiles()]
@@ -249,3 +252,42 @@ def kernel_report(communicator: Any = None, path: Optional[Path] = None) -> Opti
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(json.dumps(combined, indent=1))
     return combined
+
+
+#: Where the profile printed at exit is also written as JSON (nothing is written unless it is set).
+PROFILE_JSON_VARIABLE = "ORCHESTRA_PROFILE_JSON"
+
+
+def _report_at_exit() -> None:
+    """``ORCHESTRA_PROFILE=kernels`` in any script: the table at exit, no file unless asked.
+
+    A profiled library writes its events when it ends; ended here, they go to
+    a temporary folder (never ``report-*.json`` in the working directory),
+    and the table of this process is printed (on rank 0 under MPI: the other
+    ranks end theirs quietly; :func:`kernel_report` gathers all ranks).
+    """
+    if not _PROFILED:
+        return
+    try:
+        profiles = _local_profiles()
+        if _world_rank() != 0:
+            return
+        combined = combine([profiles], measured_bandwidth())
+        log.info("orchestra kernel profile of this process (ORCHESTRA_PROFILE=kernels; orchestra.kernel_report "
+                 "gathers every rank):\n%s", format_profile(combined))
+        target = os.environ.get(PROFILE_JSON_VARIABLE)
+        if target:
+            Path(target).parent.mkdir(parents=True, exist_ok=True)
+            Path(target).write_text(json.dumps(combined, indent=1))
+    except Exception as error:  # at exit: say why there is no table, never a traceback
+        log.warning("orchestra kernel profile: no report at exit (%s: %s)", type(error).__name__, error)
+
+
+def _world_rank() -> int:
+    import sys
+
+    mpi = sys.modules.get("mpi4py.MPI")
+    return int(mpi.COMM_WORLD.rank) if mpi is not None else 0
+
+
+atexit.register(_report_at_exit)

@@ -113,8 +113,18 @@ def requested_threads(environ: Mapping[str, str]) -> Optional[int]:
     return None
 
 
-def plan_threads(share: CoreShare, environ: Mapping[str, str]) -> ThreadPlan:
-    """The threads to set for ``share`` and what rank 0 should say (pure: no MPI, no OpenMP)."""
+def plan_threads(share: CoreShare, environ: Mapping[str, str], load: Optional[float] = None) -> ThreadPlan:
+    """The threads to set for ``share`` and what rank 0 should say (pure: no MPI, no OpenMP).
+
+    ``load``: the node's load average; a lone process that keeps OpenMP's
+    default on a node other processes keep busy is told so (its threads
+    compete with them: 2-6x slower steps were measured on a busy node).
+
+    >>> plan_threads(CoreShare(cores=8, sharing=1), {}, load=7.5).message.split(":")[0]
+    'OpenMP'
+    >>> plan_threads(CoreShare(cores=8, sharing=1), {}, load=0.5).message is None
+    True
+    """
     chosen = requested_threads(environ)
     ranks = f"{share.sharing} rank(s) share this node's {share.cores} core(s)"
     if chosen is not None:
@@ -125,8 +135,15 @@ def plan_threads(share: CoreShare, environ: Mapping[str, str]) -> ThreadPlan:
             f"threads on {share.cores} core(s); idle OpenMP threads spin, and steps can take 10-100 times longer: "
             f"set OMP_NUM_THREADS={share.threads}, or run fewer ranks per node"
         ), warning=True)
-    if share.threads >= share.cores:
-        return ThreadPlan(None, None)  # OpenMP's own default is this rank's share already
+    if share.threads >= share.cores:  # OpenMP's own default is this rank's share already
+        others = (load or 0.0) - 1.0  # the load this process does not make itself
+        if share.cores > 1 and others >= share.cores / 2:
+            return ThreadPlan(None, (
+                f"OpenMP: this process runs {share.cores} thread(s) (OpenMP's default; OMP_NUM_THREADS is unset), "
+                f"but other processes keep the node busy (load average {load:.1f} on {share.cores} core(s)); "
+                "threads competing for cores can make steps several times slower: set OMP_NUM_THREADS to the "
+                "cores this job may use"))
+        return ThreadPlan(None, None)
     return ThreadPlan(share.threads, (
         f"OpenMP: {ranks}: each rank's programs run {share.threads} thread(s) (OMP_NUM_THREADS is unset; "
         "set it to choose)"
@@ -138,7 +155,9 @@ def settle_threads(comm: Any, rank: int, environ: Mapping[str, str] = os.environ
     global _PLAN
     if _PLAN is not None:
         return
-    _PLAN = plan_threads(core_share(comm), environ)
+    share = core_share(comm)
+    load = os.getloadavg()[0] if share.sharing == 1 and hasattr(os, "getloadavg") else None
+    _PLAN = plan_threads(share, environ, load)
     if _PLAN.message is not None and rank == 0:
         (log.warning if _PLAN.warning else log.info)("%s", _PLAN.message)
 

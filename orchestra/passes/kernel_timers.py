@@ -63,8 +63,9 @@ def kernel_traffic(sdfg: Any) -> dict[str, dict[str, Any]]:
     they write), the bounding box of what they access is counted once. Other
     calls of the stencil (other outputs, other states) add their own. A map
     inside a loop (the levels of a vertical sweep, a loop of the model's
-    Python) is counted once where it stands, not once per iteration: the
-    bytes of a vertical sweep's per-level maps are a lower bound.
+    Python) is counted once per iteration, as its timer is: the levels of a
+    FORWARD sweep add up to the whole column. A loop whose trip count is not
+    a number when the program is built counts once (a lower bound).
     """
     from dace import subsets
     from dace.data import Scalar
@@ -87,7 +88,27 @@ def kernel_traffic(sdfg: Any) -> dict[str, dict[str, Any]]:
             for data, written, subset in accesses:
                 key = (*call, data, written)
                 boxes[key] = subset if key not in boxes else subsets.union(boxes[key], subset)
+        repeats = _iterations_around(state)
         for (label, _outputs, data, _written), box in boxes.items():
             if not isinstance(arrays[data], Scalar):  # a scalar argument lives in a register
-                kernels[label]["bytes"] += int(box.num_elements()) * arrays[data].dtype.bytes
+                kernels[label]["bytes"] += int(box.num_elements()) * arrays[data].dtype.bytes * repeats
     return kernels
+
+
+def _iterations_around(state: Any) -> int:
+    """How often ``state`` runs per program call: the product of the trip counts of the loops around it."""
+    from dace.sdfg.state import LoopRegion
+    from dace.transformation.passes.analysis import loop_analysis
+
+    count, region = 1, state.parent_graph
+    while region is not None:
+        if isinstance(region, LoopRegion):
+            try:
+                start, end = loop_analysis.get_init_assignment(region), loop_analysis.get_loop_end(region)
+                stride = loop_analysis.get_loop_stride(region)
+                trips = int((end - start) / stride) + 1 if None not in (start, end, stride) else 1
+            except (TypeError, ValueError, ZeroDivisionError):
+                trips = 1  # symbolic bounds: counted once
+            count *= max(trips, 1)
+        region = getattr(region, "parent_graph", None)
+    return count

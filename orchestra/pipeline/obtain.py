@@ -25,6 +25,7 @@ import errno
 import logging
 from typing import Optional
 
+from orchestra.cache.causes import likely_causes
 from orchestra.cache.entry import BuildEntry
 from orchestra.cache.store import BuildStore
 from orchestra.cache.trust import check_trusted
@@ -43,22 +44,27 @@ log = logging.getLogger("orchestra")
 
 
 def missing_message(store: BuildStore, keyed: KeyedRequest, reason: str) -> str:
-    """Why ``Run`` mode cannot run ``keyed``, what the closest build differs in, and the fix."""
-    lines = [
-        f"FV3_DACEMODE=Run found no usable build of {keyed.label} in {store.root} (key {keyed.key[:20]}): {reason}."
-    ]
+    """Why ``Run`` mode cannot run ``keyed``: what the closest build differs in, in words, and the fix.
+
+    A few lines: the changes that explain the difference lead (a stencil's
+    domain, a function's source, a folded value; :func:`~orchestra.cache.causes.likely_causes`),
+    the count of all differences follows, ``orchestra cache explain`` lists them.
+    """
+    lines = [f"{MODE_VARIABLE}=Run found no usable build of {keyed.label} in {store.root} "
+             f"(key {keyed.key[:20]}): {reason}."]
     try:
         closest = store.closest(keyed.label, keyed.inputs, other_than=keyed.key)
     except Exception:  # an unreadable neighbour must not hide the real message
         closest = []
     if closest:
         entry, differences = closest[0]
-        lines.append(f"Closest build {entry.path} differs in: {'; '.join(differences[:10])}.")
-    lines.append(
-        f"Build it first by running the same job with {MODE_VARIABLE}=Build (or BuildAndRun), "
-        "e.g. `FV3_DACEMODE=Build scripts/run.sh CONFIG`; `orchestra cache explain` shows details."
-    )
-    return " ".join(lines)
+        causes = likely_causes(keyed.inputs, entry.manifest.inputs)
+        lines.append(f"The closest build ({entry.path}) differs in {len(differences)} input(s)"
+                     + (":" if causes else f": {'; '.join(differences[:3])}"))
+        lines += [f"  - {cause}" for cause in causes]
+    lines.append(f"Build it first: run the same script, with the same model and inputs, with {MODE_VARIABLE}=Build "
+                 f"(or BuildAndRun); `orchestra cache explain --root {store.root}` lists every difference.")
+    return "\n".join(lines)
 
 
 def cached_build(

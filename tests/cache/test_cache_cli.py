@@ -43,7 +43,7 @@ def test_list(capsys, store, make_build, example_inputs):
     (other.path / MARKER_NAME).unlink()
     status, out, _ = run(capsys, "cache", "list", "--root", str(store.root))
     lines = out.splitlines()
-    assert lines[0].split() == ["program", "key", "created", "host", "size", "build", "s"]
+    assert lines[0].split() == ["program", "key", "created", "host", "variant", "size", "build", "s"]
     assert lines[1].split()[:2] == [PROGRAM, entry.key[:12]]
     assert "1.5" in lines[1] and "KiB" in lines[1]
     assert "1 stale folder(s): `orchestra cache clean` removes them" in out
