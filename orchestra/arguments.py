@@ -155,10 +155,12 @@ def _declares_float(annotation: Any) -> bool:
 def settle_float(value: Any, name: str, label: str) -> Any:
     """``value`` given to a parameter annotated ``float``: an integer as the float Python mode computes with.
 
-    Python computes ``60 * x`` as ``60.0 * x`` and gt4py passes ``60`` to a
-    float stencil parameter as ``60.0``, so an integer given where ``float`` is
-    declared is that float, and the call runs the same program as with
-    ``60.0`` (a second build, or a ``Run`` job's miss, otherwise). An integer
+    Python computes ``60 * x`` and ``60 / n`` as ``60.0 * x`` and ``60.0 / n``,
+    so an integer given where ``float`` is declared is that float, and the
+    call runs the same program as with ``60.0`` (a second build, or a ``Run``
+    job's miss, otherwise). (Passed on to a stencil's float parameter as it
+    is, an ``int`` is refused by gt4py in ``Python`` mode; the compiled
+    program passes the float.) An integer
     with no exact float (beyond 2**53) is refused: converting it could change
     a result. ``bool`` and everything that is not an integer pass unchanged.
 

@@ -56,8 +56,9 @@ def _stencils(inputs: Mapping[str, Any], where: dict[str, str]) -> dict[str, lis
                 entries = found.setdefault(identity["stencil"], [])
                 if identity not in entries:
                     entries.append(identity)
-                if path:
-                    where.setdefault(identity["stencil"], path)
+                known = where.get(identity["stencil"])
+                if path and (known is None or (path.count("#"), len(path)) < (known.count("#"), len(known))):
+                    where[identity["stencil"]] = path  # the plainest call path naming it
     return found
 
 

@@ -173,3 +173,23 @@ def test_module_entry_point_does_not_import_dace(child_env, store):
 def test_clean_of_a_missing_cache_is_an_error(capsys, tmp_path):
     status, _, err = run(capsys, "cache", "clean", "--root", str(tmp_path / "does" / "not" / "exist"))
     assert status != 0 and "no cache at" in err and err.count("\n") == 1
+
+
+def test_output_into_a_closed_pipe_ends_quietly(make_build, store):
+    """`orchestra cache show KEY | head -1`: the reader stops early; no Broken pipe traceback, status 0."""
+    entry = make_build()
+    reader = subprocess.Popen(["head", "-c", "10"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    writer = subprocess.run([sys.executable, "-m", "orchestra.cli", "cache", "show", entry.key[:12], "--root",
+                             str(store.root)], stdout=reader.stdin, stderr=subprocess.PIPE, text=True, timeout=120)
+    reader.stdin.close()
+    reader.wait(timeout=60)
+    assert writer.returncode == 0 and "Broken pipe" not in writer.stderr and "Traceback" not in writer.stderr, \
+        writer.stderr
+
+
+def test_the_list_says_which_builds_carry_debug_checks_or_a_profile():
+    from orchestra.cli import build_variant
+
+    assert build_variant({"pipeline": {"debug_checks": {}, "kernel_timers": False}}) == "normal"
+    assert build_variant({"pipeline": {"debug_checks": {"negative": {"fields": ["h"]}}}}) == "debug(negative)"
+    assert build_variant({"pipeline": {"kernel_timers": True, "on_gpu": True}}) == "profile+gpu"

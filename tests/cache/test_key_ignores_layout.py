@@ -14,10 +14,8 @@ Edits that change what a program computes still change it
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import sys
-from collections import defaultdict
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -25,29 +23,10 @@ from typing import Any
 import pytest
 
 from tests.cache.model_variants import key_of
+from tests.layout_noise import with_layout_noise
 from tests.idioms.stencils import SHAPE
 
 IDIOMS_FOLDER = Path(__file__).resolve().parents[1] / "idioms"
-
-
-def with_layout_noise(text: str) -> str:
-    """``text`` with comments, blank lines, docstrings and unrelated functions at every place they may go."""
-    tree = ast.parse(text)
-    lines = text.splitlines(keepends=True)
-    before: dict[int, list[str]] = defaultdict(list)  # 0-based line -> lines inserted above it
-    for node in ast.walk(tree):
-        if isinstance(node, ast.stmt):
-            start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]) - 1
-            before[start] += [" " * node.col_offset + "# a comment a user added\n", "\n"]
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.body[0].lineno > node.lineno:
-            first = node.body[0]
-            start = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", []))]) - 1
-            before[start].append(" " * first.col_offset + '"""A docstring a user added."""\n')
-    for number, node in enumerate(tree.body):
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
-            before[start] = [f"def _unrelated_{number}():\n", f"    return {number}\n", "\n", "\n"] + before[start]
-    return "".join(line for index, original in enumerate(lines) for line in [*before[index], original])
 
 
 def load_as(text: str, name: str, folder: Path) -> Any:

@@ -148,7 +148,7 @@ def test_stale_folded_scalar_refused_in_run_mode(cache_root):
     stale = DiffusionModel(config("Run", cache_root), SHAPE)
     stale.boundary_value = 2.0  # folded in at parse time: a different program
     q, total = initial_state(SHAPE, BACKEND)
-    with pytest.raises(MissingBuildError, match=r"scalars\['self.boundary_value'\]: 2.0 vs 1.0"):
+    with pytest.raises(MissingBuildError, match=r"self\.boundary_value was 1\.0 when built, is 2\.0 now"):
         stale(q, total)
 
 

@@ -1,0 +1,53 @@
+"""orchestra: whole-program orchestration of gt4py stencil models with DaCe.
+
+Public API::
+
+    from orchestra import orchestrate, orchestrate_function, dace_inhibitor
+    from orchestra import DaceConfig, DaCeOrchestration, FrozenStencil
+    from orchestra import abstract_device_storage, builds_without_device  # GPU builds without a GPU
+    from orchestra import timing_report  # with ORCHESTRA_TIMINGS=1: where each call went
+    from orchestra import kernel_report  # with ORCHESTRA_PROFILE=kernels: time and bytes of every stencil
+
+See ``docs/orchestration.md`` for a walk-through.
+"""
+
+from orchestra.callbacks import dace_inhibitor
+from orchestra.config import DaceConfig, DaCeOrchestration
+from orchestra.errors import (
+    BuildError,
+    ConfigurationError,
+    MissingBuildError,
+    OrchestraError,
+    RankDisagreementError,
+    StaleArgumentsError,
+)
+from orchestra.pipeline.abstract_arrays import abstract_device_storage, builds_without_device
+from orchestra.orchestrate import compiletime_type, orchestrate, orchestrate_function
+from orchestra.stencil import FrozenStencil
+from orchestra.kernel_profile import kernel_report
+from orchestra.timings import timing_report
+from orchestra.toolchain import prepare_gt4py
+
+prepare_gt4py()
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BuildError",
+    "ConfigurationError",
+    "DaCeOrchestration",
+    "DaceConfig",
+    "FrozenStencil",
+    "MissingBuildError",
+    "OrchestraError",
+    "RankDisagreementError",
+    "StaleArgumentsError",
+    "abstract_device_storage",
+    "builds_without_device",
+    "compiletime_type",
+    "dace_inhibitor",
+    "kernel_report",
+    "orchestrate",
+    "orchestrate_function",
+    "timing_report",
+]

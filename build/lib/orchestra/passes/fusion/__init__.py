@@ -1,0 +1,34 @@
+"""Fusion passes of the optimize stage: fewer passes over memory between two callbacks.
+
+===========================  ==============================================  ==================
+name                         what it does                                    module
+===========================  ==============================================  ==================
+``merge_vertical_maps``      consecutive maps over the same ``k`` range       :mod:`.vertical`
+                             become one map when every written container is
+                             touched one plane per iteration (:mod:`.planes`)
+``tile_fused_maps``          the horizontal maps inside one vertical map run  :mod:`.tiling`
+                             block by block of rows, each delayed (skewed) by
+                             the rows it reads ahead of what earlier maps
+                             wrote; every point computed once
+===========================  ==============================================  ==================
+
+A fusion pass never crosses a callback: callbacks are their own states, and
+the passes only merge maps within one state. Each pass only reorders work
+between independent points and keeps every write, so results stay bitwise
+identical to ``Python`` mode (``tests/fusion``: random programs; the dycore
+and example parity tests). They run as CPU passes, by name
+(:mod:`orchestra.passes.cpu`), and are not in the default list: on the
+dycore neither pays enough to be a default (a few per cent at most,
+``docs/performance.md#fusion``: the intermediates are arrays of the model and
+must still be written), so they are opt-in (``DaceConfig(cpu_passes=...)``,
+block size ``DaceConfig(fusion_block_bytes=...)``). With debug checks, the
+checks follow the fused kernels.
+"""
+
+from orchestra.passes.fusion.tiling import tile_fused_maps
+from orchestra.passes.fusion.vertical import merge_vertical_maps
+
+#: The CPU passes (by name) that are fusion passes.
+FUSION_PASSES = ("merge_vertical_maps", "tile_fused_maps")
+
+__all__ = ["FUSION_PASSES", "merge_vertical_maps", "tile_fused_maps"]

@@ -1,0 +1,73 @@
+"""Transient memory policy and the memory report written next to each build."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+
+def apply_memory_policy(sdfg: Any, pool: bool) -> None:
+    """Top-level transients of static size become persistent; other device transients are pooled.
+
+    Persistent transients are allocated once when the library is initialized
+    instead of on every call. A transient that stays per-call (its size depends
+    on a symbol, or it belongs to a nested SDFG) is, with ``pool`` and in GPU
+    global memory, taken from CUDA's stream-ordered pool (``cudaMallocAsync``/
+    ``cudaFreeAsync``, no device synchronisation) instead of ``cudaMalloc``/
+    ``cudaFree`` on every call.
+
+    Persistent arrays are never marked pooled: DaCe 2.0.0a10 then also frees
+    them with ``cudaFreeAsync`` inside the program body, after their last use
+    (its pool-release analysis covers persistent lifetimes), so a second call
+    would use freed memory. ``tests/gpu/test_gpu_passes.py`` checks this.
+    """
+    from dace import dtypes
+    from dace.data import Array, Reference, View
+
+    per_call = (dtypes.AllocationLifetime.Scope, dtypes.AllocationLifetime.SDFG)
+    for name, desc in sdfg.arrays.items():
+        if not desc.transient or not isinstance(desc, Array) or isinstance(desc, (View, Reference)):
+            continue  # a view or reference owns no memory (DaCe refuses them any lifetime but Scope)
+        if desc.lifetime in per_call and not desc.free_symbols:
+            desc.lifetime = dtypes.AllocationLifetime.Persistent
+            desc.pool = False
+    if not pool:
+        return
+    for nested in sdfg.all_sdfgs_recursive():
+        for desc in nested.arrays.values():
+            if (
+                desc.transient
+                and isinstance(desc, Array)
+                and not isinstance(desc, (View, Reference))
+                and desc.storage == dtypes.StorageType.GPU_Global
+                and desc.lifetime in per_call
+            ):
+                desc.pool = True
+
+
+def memory_report(sdfg: Any) -> dict:
+    """Bytes per storage type, split into transient/argument, pooled and top-level."""
+    totals: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for nested in sdfg.all_sdfgs_recursive():
+        top_level = nested is sdfg
+        for name, desc in nested.arrays.items():
+            try:
+                nbytes = int(desc.total_size) * int(desc.dtype.bytes)
+            except (TypeError, ValueError):
+                continue  # symbolic size
+            storage = str(desc.storage).split(".")[-1]
+            bucket = totals[storage]
+            bucket["transient" if desc.transient else "argument"] += nbytes
+            if getattr(desc, "pool", False):
+                bucket["pooled"] += nbytes
+            if top_level and desc.transient:
+                bucket["top_level_transient"] += nbytes
+    return {storage: dict(values) for storage, values in sorted(totals.items())}
+
+
+def format_memory_report(report: dict) -> str:
+    lines = []
+    for storage, values in report.items():
+        parts = ", ".join(f"{kind} {value / 2**20:.2f} MiB" for kind, value in sorted(values.items()))
+        lines.append(f"{storage}: {parts}")
+    return "; ".join(lines) or "no data"

@@ -1,0 +1,36 @@
+"""DaCe's simplification, with the passes orchestra skips on whole-model graphs.
+
+Reads and changes: the whole SDFG (DaCe's simplify pipeline, minus
+:data:`SIMPLIFY_SKIP`, with state fusion kept from reordering a write after a
+read: :mod:`orchestra.passes.fusion_hazards`). Used by the optimize stage and
+by the GPU pass.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional
+
+#: Simplify passes skipped on whole-model graphs, and why.
+SIMPLIFY_SKIP = frozenset(
+    {
+        # Known to mis-promote scalars written in nested SDFGs (wrong numbers)
+        # and to fail parsing on gt4py stencil graphs.
+        "ScalarToSymbolPromotion",
+        # Quadratic on large graphs with this DaCe: minutes become hours.
+        "LiftTrivialIf",
+    }
+)
+
+
+def simplify(sdfg: Any, skip: Optional[Iterable[str]] = None) -> None:
+    """Run DaCe's simplify pipeline on ``sdfg`` in place, without the passes in ``skip``.
+
+    ``skip`` defaults to :data:`SIMPLIFY_SKIP`.
+    """
+    from dace.transformation.passes.simplify import SimplifyPass
+
+    from orchestra.passes.fusion_hazards import ordered_state_fusion
+
+    skip = SIMPLIFY_SKIP if skip is None else skip
+    with ordered_state_fusion():  # DaCe's FuseStates could leave a write-after-read unordered
+        SimplifyPass(validate=False, validate_all=False, skip=set(skip), verbose=False).apply_pass(sdfg, {})

@@ -1,0 +1,196 @@
+"""Steps 3 and 4 of a first call: the entry of a key, found or built, then loaded.
+
+The build step (:func:`orchestra.pipeline.build.build_and_publish`) is wrapped,
+from the inside out, by:
+
+- the **cache** (:func:`cached_build`): a valid entry of the key is used as it
+  is; ``Run`` mode refuses to build and says which inputs differ from the
+  closest build; otherwise the key's file lock is taken and the store asked
+  again before building (another job may have published it meanwhile);
+- the **coordinator** (:func:`ensure_built`): keys are agreed across ranks,
+  the run's requests recorded, and only the chosen builder of each key runs
+  the cached build while the others wait (:mod:`orchestra.distributed`).
+
+:func:`load_entry` then looks up each rank's own key (checksums verified) and
+loads that build, collectively: a failure on any rank raises on all. Before
+it is loaded, every file the load reads must be trusted
+(:func:`orchestra.cache.trust.check_trusted`). A read-only cache works in
+``Run`` mode: recording the run's requests is skipped with a note.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import logging
+from typing import Optional
+
+from orchestra.cache.causes import likely_causes
+from orchestra.cache.entry import BuildEntry
+from orchestra.cache.store import BuildStore
+from orchestra.cache.trust import check_trusted
+from orchestra.config import MODE_VARIABLE
+from orchestra.distributed import BuildCoordinator
+from orchestra.errors import MissingBuildError
+from orchestra.key_agreement import KeyTable
+from orchestra.pipeline.build import build_and_publish
+from orchestra.pipeline.lower_ahead import START_AFTER_S, lowering_work
+from orchestra.pipeline.lowering_processes import default_process_count, node_share, usable_cores
+from orchestra.pipeline.request import KeyedRequest
+from orchestra.pipeline.stages import LoadedProgram, load
+from orchestra.staging import load_through_node, staging_area_from_environment
+
+log = logging.getLogger("orchestra")
+
+
+def missing_message(store: BuildStore, keyed: KeyedRequest, reason: str) -> str:
+    """Why ``Run`` mode cannot run ``keyed``: what the closest build differs in, in words, and the fix.
+
+    A few lines: the changes that explain the difference lead (a stencil's
+    domain, a function's source, a folded value; :func:`~orchestra.cache.causes.likely_causes`),
+    the count of all differences follows, ``orchestra cache explain`` lists them.
+    """
+    lines = [f"{MODE_VARIABLE}=Run found no usable build of {keyed.label} in {store.root} "
+             f"(key {keyed.key[:20]}): {reason}."]
+    try:
+        closest = store.closest(keyed.label, keyed.inputs, other_than=keyed.key)
+    except Exception:  # an unreadable neighbour must not hide the real message
+        closest = []
+    if closest:
+        entry, differences = closest[0]
+        causes = likely_causes(keyed.inputs, entry.manifest.inputs)
+        lines.append(f"The closest build ({entry.path}) differs in {len(differences)} input(s)"
+                     + (":" if causes else f": {'; '.join(differences[:3])}"))
+        lines += [f"  - {cause}" for cause in causes]
+    lines.append(f"Build it first: run the same script, with the same model and inputs, with {MODE_VARIABLE}=Build "
+                 f"(or BuildAndRun); `orchestra cache explain --root {store.root}` lists every difference.")
+    return "\n".join(lines)
+
+
+def cached_build(
+    keyed: KeyedRequest,
+    store: BuildStore,
+    may_build: bool,
+    lock_timeout_s: Optional[float],
+    rank: int = 0,
+    processes: int = 0,
+) -> Optional[float]:
+    """Make sure ``store`` holds a valid entry of ``keyed``; the build's seconds if this call built it.
+
+    A build may start ``processes`` processes to lower stencils beside its parse
+    (:mod:`orchestra.pipeline.lowering_processes`).
+    """
+    found = store.lookup(keyed.key, keyed.label)
+    if found.entry is not None:
+        return None
+    if not may_build:
+        raise MissingBuildError(missing_message(store, keyed, found.reason))
+    with store.lock(keyed.key, lock_timeout_s):
+        if store.lookup(keyed.key, keyed.label).entry is not None:
+            return None  # published by another job while this one waited for the lock
+        return build_and_publish(keyed, store, rank, processes).seconds
+
+
+@dataclasses.dataclass(frozen=True)
+class Ensured:
+    """What :func:`ensure_built` did."""
+
+    #: seconds of the build this rank made; None if it made none
+    seconds_here: Optional[float]
+    #: some rank of the job made a build of this program (False: every rank's build was found)
+    built_anywhere: bool
+
+
+def ensure_built(
+    keyed: KeyedRequest,
+    store: BuildStore,
+    coordinator: BuildCoordinator,
+    may_build: bool,
+    lowering_helpers: Optional[int] = None,
+    build_processes: Optional[int] = None,
+    alone_rank: Optional[int] = None,
+) -> Ensured:
+    """Collectively: every rank's key has a valid entry once this returns on any rank.
+
+    Returns the seconds of the build this rank made (None if it made none),
+    and whether any rank made one. ``alone_rank``: this rank's number in its
+    job when it obtains the program alone (``coordinator`` without a
+    communicator, where it is rank 0): the build logs name it, and only the
+    job's rank 0 records what the run asks for.
+    While a build runs, up to ``lowering_helpers`` (None: all) of the ranks
+    waiting for it lower its stencils ahead (:mod:`orchestra.pipeline.lower_ahead`),
+    and a building rank starts ``build_processes`` processes to do the same
+    (None: as many as the node has idle cores for it, :func:`_process_count`).
+    """
+    request = keyed.request
+    records = coordinator.check_agreement(keyed.key, keyed.inputs, request.code_path, request.tile)
+    asked = coordinator.gather_requests(records, keyed.inputs, request.code_path)
+    if alone_rank not in (None, 0):
+        asked = []  # one rank's record is enough (`orchestra cache explain`)
+    coordinator.collectively(lambda: _record(store, keyed, asked), f"recording the builds {keyed.label} asks for")
+    built: list[Optional[float]] = [None]
+
+    processes = _process_count(build_processes, coordinator, records) if may_build else 0
+
+    def build() -> bool:
+        rank = coordinator.rank if alone_rank is None else alone_rank
+        built[0] = cached_build(keyed, store, may_build, coordinator.timeout_s, rank, processes)
+        return built[0] is not None
+
+    helping = lowering_work(keyed.callees, records, coordinator.rank, lowering_helpers) if may_build else []
+    round_ = coordinator.run(records, keyed.key, build, keyed.label, helping, START_AFTER_S)
+    return Ensured(built[0], round_.built_anywhere)
+
+
+def _process_count(configured: Optional[int], coordinator: BuildCoordinator, records: KeyTable) -> int:
+    """``configured``, or the cores this rank may use that its node's ranks leave idle, per building rank there.
+
+    Collective on the job's first call (the node's communicator is made then).
+    """
+    if configured is not None:
+        return configured
+    if coordinator.comm is None or coordinator.size == 1:
+        return default_process_count(usable_cores(), 1, 1)
+    ranks_on_node, builders_on_node = node_share(coordinator.comm, sorted(set(records.builders.values())))
+    return default_process_count(usable_cores(), ranks_on_node, builders_on_node)
+
+
+def _record(store: BuildStore, keyed: KeyedRequest, asked: list) -> None:
+    """Record what this run asked for (``orchestra cache explain``); a read-only cache skips it."""
+    if not asked:
+        return
+    try:
+        store.record_requests(keyed.label, asked)
+    except OSError as error:
+        if error.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise
+        log.info(
+            "%s: cache %s is not writable (%s); this run's requests are not recorded, so "
+            "`orchestra cache explain` will not show it", keyed.label, store.root, error.strerror
+        )
+
+
+def load_entry(
+    keyed: KeyedRequest, store: BuildStore, coordinator: BuildCoordinator
+) -> tuple[BuildEntry, LoadedProgram]:
+    """Collectively: each rank loads the build of its own key (library checksum verified).
+
+    In an MPI job, one reader per node copies the build into node-local
+    storage and the ranks of the node load that copy (:mod:`orchestra.staging`);
+    a single rank, or ``ORCHESTRA_NODE_LOCAL_DIR=none``, loads from the cache itself.
+    """
+    several_ranks = coordinator.comm is not None and coordinator.comm.Get_size() > 1
+    area = staging_area_from_environment() if several_ranks else None
+
+    def load_own_build() -> tuple[BuildEntry, LoadedProgram]:
+        found = store.lookup(keyed.key, keyed.label)
+        if found.entry is None:
+            raise MissingBuildError(missing_message(store, keyed, found.reason))
+        entry = found.entry
+        loaded_files = [entry.library_path, *(entry.path / name for name in entry.manifest.files)]
+        check_trusted(store.root, entry.path, loaded_files)
+        return entry, load(entry.path)
+
+    if area is not None:
+        return load_through_node(keyed, store, coordinator, area, missing_message, load_own_build)
+    return coordinator.collectively(load_own_build, f"loading {keyed.label}")

@@ -1,0 +1,406 @@
+"""The four build stages; see :mod:`orchestra.pipeline`."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+from orchestra.errors import BuildError, OrchestraError
+from orchestra.pipeline.open_libraries import library_to_open, opened
+from orchestra.passes.cpu import DEFAULT_CPU_PASSES, check_cpu_passes
+from orchestra.passes.debug import DebugChecks
+from orchestra.passes.simplify import SIMPLIFY_SKIP
+
+log = logging.getLogger("orchestra")
+
+@dataclasses.dataclass(frozen=True)
+class OptimizeOptions:
+    """Options of the optimize stage; all of them enter the cache key."""
+
+    on_gpu: bool = False
+    debug_checks: DebugChecks = DebugChecks()
+    pool_transients: Optional[bool] = None  # None: pool on GPU only
+    save_stages: bool = False
+    #: CPU builds only, see orchestra.passes.cpu; () runs none
+    cpu_passes: tuple[str, ...] = DEFAULT_CPU_PASSES
+    #: bytes of rows per block of a fused map (tile_fused_maps); None: its default
+    fusion_block_bytes: Optional[int] = None
+    #: timers on every kernel (ORCHESTRA_PROFILE=kernels, orchestra.kernel_profile)
+    kernel_timers: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cpu_passes", check_cpu_passes(self.cpu_passes))
+
+    def as_key(self) -> dict[str, Any]:
+        return {
+            "on_gpu": self.on_gpu,
+            "debug_checks": self.debug_checks.as_key(),
+            "pool_transients": self.pooling,
+            "simplify_skip": sorted(SIMPLIFY_SKIP),
+            "cpu_passes": [] if self.on_gpu else list(self.cpu_passes),
+            "fusion_block_bytes": self.fusion_block_bytes,
+            "kernel_timers": self.kernel_timers,
+        }
+
+    @property
+    def pooling(self) -> bool:
+        return self.on_gpu if self.pool_transients is None else self.pool_transients
+
+
+@dataclasses.dataclass(frozen=True)
+class ParsedProgram:
+    """The Python code and its stencils as one SDFG, before optimization."""
+
+    sdfg: Any
+    seconds: float
+    #: e.g. "5 component parse(s), 6 reused (Tendencies.__call__ x2, ...); stencils: 16 of 18 found lowered, ..."
+    reuse: str = ""
+    #: program data name -> where the model holds the array (``state.tracers['qc']``, ``self.lap``)
+    array_paths: dict = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class OptimizedProgram:
+    """The SDFG after simplification, expansion and memory policy."""
+
+    sdfg: Any
+    memory_report: dict
+    seconds: float
+
+
+@dataclasses.dataclass(frozen=True)
+class CompiledProgram:
+    """A built library in ``folder`` (picklable: what a builder hands others)."""
+
+    folder: Path
+    library: Path
+    sdfg_name: str
+    seconds: float
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadedProgram:
+    """A library opened in this process."""
+
+    compiled_sdfg: Any
+    seconds: float
+
+
+def _save_stage(sdfg: Any, folder: Optional[Path], name: str) -> None:
+    if folder is not None:
+        stages = folder / "stages"
+        stages.mkdir(parents=True, exist_ok=True)
+        sdfg.save(str(stages / f"{name}.sdfgz"), compress=True)
+
+
+#: DaCe warnings that are expected when parsing stencil models and say nothing
+#: to a model developer (callbacks are created on purpose by dace_inhibitor).
+_EXPECTED_WARNINGS = (
+    "Using sets for connectors is discouraged",
+    "Performance warning: Automatically creating callback",
+)
+
+
+def _quiet_expected_warnings() -> warnings.catch_warnings:
+    context = warnings.catch_warnings()
+    context.__enter__()
+    for message in _EXPECTED_WARNINGS:
+        warnings.filterwarnings("ignore", message=message)
+    return context
+
+
+def parse(
+    program: Any,
+    args: tuple,
+    kwargs: dict,
+    save_to: Optional[Path] = None,
+    repeated: Optional[Mapping[str, int]] = None,
+) -> ParsedProgram:
+    """[Python + stencils] -> one SDFG (nested orchestrated objects inlined).
+
+    A component called from several places with the same argument
+    descriptors is parsed once (:mod:`orchestra.pipeline.parse_reuse`);
+    ``repeated`` gives the functions that may be, with their number of call
+    sites (None: any may be, count unknown).
+    """
+    from orchestra.frontend.symbol_inference import fast_symbol_inference
+    from orchestra.pipeline.parse_reuse import ParseReuse
+    from orchestra.stencil_cache import lowering_tally, tally_summary
+
+    start = time.perf_counter()
+    quiet = _quiet_expected_warnings()
+    try:
+        # a component called from several places is parsed once; stencils found lowered are counted;
+        # sizes and strides given as plain numbers are not solved by sympy
+        with ParseReuse(repeated) as reuse, lowering_tally() as stencils, fast_symbol_inference():
+            sdfg = program.to_sdfg(*args, simplify=False, save=False, validate=False, **kwargs)
+    except Exception as error:
+        from orchestra.pipeline.diagnostics import explain_unreadable, function_of
+
+        message = explain_unreadable(error, program.name, function_of(program), "parsing")
+        kind = type(error) if isinstance(error, BuildError) else BuildError
+        raise kind(message) from error
+    finally:
+        quiet.__exit__(None, None, None)
+    _save_stage(sdfg, save_to, "0_parsed")
+    summary = "; ".join(part for part in (reuse.summary(), tally_summary(stencils)) if part)
+    return ParsedProgram(sdfg, time.perf_counter() - start, summary, array_paths(getattr(program, "resolver", None)))
+
+
+def array_paths(closure: Any) -> dict[str, str]:
+    """Data name -> access path of every array a resolved closure reads through an object, at any depth.
+
+    DaCe records a nested component's array in its caller's closure under
+    the component's data name (``__g_state_u``); the path is the one the
+    component's own closure gives it (``state.u``).
+    """
+    if closure is None:
+        return {}
+    nested: dict[str, str] = {}
+    for _call, child in getattr(closure, "nested_closures", ()):
+        nested.update(array_paths(child))
+    paths = {}
+    for name, (expression, _desc, _read, from_nested) in closure.closure_arrays.items():
+        expression = str(expression)
+        paths[name] = nested.get(expression, expression) if from_nested else expression
+    return paths
+
+
+def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[Path] = None) -> OptimizedProgram:
+    """[SDFG] -> [optimized SDFG]: simplify, expand library nodes, simplify, CPU passes, memory policy."""
+    from orchestra.frontend.python_arithmetic import add_mixed_type_helpers
+    from orchestra.passes.memory import apply_memory_policy, memory_report
+    from orchestra.passes.simplify import simplify
+
+    start = time.perf_counter()
+    sdfg = parsed.sdfg
+    quiet = _quiet_expected_warnings()
+    try:
+        simplify(sdfg, SIMPLIFY_SKIP)
+        _save_stage(sdfg, save_to, "1_simplified")
+        sdfg.expand_library_nodes()
+        _save_stage(sdfg, save_to, "2_expanded")
+        simplify(sdfg, SIMPLIFY_SKIP)
+        if not options.on_gpu:  # [SDFG] -> [SDFG, maps split at regions, one OpenMP level]
+            from orchestra.passes.cpu import apply_cpu_passes
+
+            apply_cpu_passes(sdfg, options.cpu_passes, options.fusion_block_bytes)
+        # Order (see orchestra.passes.gpu): GPU kernels and device storage first, then the
+        # memory policy (persistent/pooled device transients), then debug checks, which see
+        # the final kernels and may add a device synchronisation after each.
+        if options.on_gpu:
+            from orchestra.passes.gpu import to_gpu
+
+            result = to_gpu(sdfg, SIMPLIFY_SKIP)
+            log.debug("%s: %d GPU kernels, callbacks on the host: %s", sdfg.name, result.kernels, result.callbacks)
+        apply_memory_policy(sdfg, pool=options.pooling)
+        if options.debug_checks:
+            from orchestra.passes.debug import insert_debug_checks
+
+            insert_debug_checks(sdfg, options.debug_checks, parsed.array_paths)
+        if options.kernel_timers:  # last: the timers see the final kernels
+            from orchestra.passes.kernel_timers import add_kernel_timers
+
+            add_kernel_timers(sdfg)
+        add_mixed_type_helpers(sdfg)  # Python's // and % of two integer types, where the program has them
+        _save_stage(sdfg, save_to, "3_optimized")
+        sdfg.validate()
+    except OrchestraError:
+        raise
+    except Exception as error:
+        raise BuildError(f"optimizing {sdfg.name} failed: {error}") from error
+    finally:
+        quiet.__exit__(None, None, None)
+    return OptimizedProgram(sdfg, memory_report(sdfg), time.perf_counter() - start)
+
+
+def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgram:
+    """[optimized SDFG] -> one shared library in ``folder`` (not loaded).
+
+    DaCe's ``SDFG.compile`` in the pinned version, with three costs taken out
+    (about 7 s of an 80 s dycore build): it deep-copies the program first
+    (orchestra does not reuse the optimized SDFG after this stage, so code is
+    generated from it directly), and before starting the compiler it
+    serializes the whole program to JSON twice, once for a hash written into
+    ``include/hash.h`` (only a label in instrumentation reports) and once for
+    ``program.sdfgz``. Here the label is the sha256 of the generated code,
+    and ``program.sdfgz`` and the signature (:func:`_save_signature`) are
+    written by a thread while CMake and the compiler run in their own
+    processes; nothing changes the SDFG meanwhile.
+    """
+    import threading
+
+    from dace.codegen import compiler
+
+    start = time.perf_counter()
+    sdfg = optimized.sdfg
+    sdfg.build_folder = str(folder)
+    saved: list[BaseException] = []
+
+    def save_program() -> None:
+        try:
+            sdfg.save(str(folder / PROGRAM_FILE), hash=False, compress=True)
+            _save_signature(sdfg, sdfg.name, folder)  # DaCe names the library after the program
+        except BaseException as error:  # reported by the compiling thread
+            saved.append(error)
+
+    saver = threading.Thread(target=save_program, name="orchestra-save-program")
+    try:
+        index, name = 0, sdfg.name
+        while sdfg.is_loaded():  # as DaCe does: a loaded library of that name in this process
+            sdfg.name, index = f"{name}_{index}", index + 1
+        sdfg.fill_scope_connectors()
+        code_objects = _generate_code(sdfg, folder)
+        _report_folder_from_environment(code_objects, folder)
+        program_folder = compiler.generate_program_folder(None, code_objects, str(folder))
+        _write_hash_header(sdfg.name, code_objects, folder)
+        saver.start()
+        compiler.configure_and_compile(program_folder, sdfg.name)
+    except BuildError:
+        raise
+    except Exception as error:
+        raise BuildError(f"compiling {sdfg.name} in {folder} failed: {error}") from error
+    finally:
+        if saver.is_alive():
+            saver.join()
+    if saved:
+        raise BuildError(f"saving the program and its signature in {folder} failed: {saved[0]}") from saved[0]
+    libraries = [
+        path for path in (folder / "build").glob("lib*.so") if not path.name.startswith("libdacestub")
+    ]
+    if len(libraries) != 1:
+        raise BuildError(f"expected one shared library in {folder / 'build'}, found {libraries}")
+    library_name = libraries[0].name[len("lib") : -len(".so")]
+    if library_name != sdfg.name:  # not what DaCe does; the signature must carry the library's name
+        _save_signature(sdfg, library_name, folder)
+    return CompiledProgram(folder, libraries[0], library_name, time.perf_counter() - start)
+
+
+def _generate_code(sdfg: Any, folder: Path) -> list:
+    """DaCe's code generation; on failure the SDFG is kept as ``dace_debug/failing.sdfgz`` in ``folder``."""
+    from dace.codegen import codegen
+
+    try:
+        return codegen.generate_code(sdfg, validate=False)
+    except Exception as error:
+        kept = folder / "dace_debug" / "failing.sdfgz"
+        try:
+            sdfg.save(str(kept), compress=True)
+        except Exception:  # the original error matters more
+            raise error from None
+        raise BuildError(f"generating code for {sdfg.name} failed: {error} (the SDFG: {kept})") from error
+
+
+#: Where an instrumented library writes its report, read when the report is saved (end of the program).
+REPORT_FOLDER_VARIABLE = "ORCHESTRA_KERNEL_REPORT_DIR"
+
+
+def _report_folder_from_environment(code_objects: list, folder: Path) -> None:
+    """Make an instrumented library save its report where ``ORCHESTRA_KERNEL_REPORT_DIR`` says.
+
+    DaCe writes the build folder's ``perf/`` into the generated code as a
+    literal; orchestra builds in a staging folder that is renamed when
+    published, and a cache entry may be shared and read-only. The literal is
+    replaced by the variable's value when the report is saved (the current
+    directory if unset); the literal must be found exactly where DaCe puts it.
+    """
+    literal = f'report.save("{folder / "perf"}",'
+    replacement = (
+        f'report.save((std::getenv("{REPORT_FOLDER_VARIABLE}") ? '
+        f'std::getenv("{REPORT_FOLDER_VARIABLE}") : "."),'
+    )
+    for code_object in code_objects:
+        if "report.save(" in code_object.code:
+            if literal not in code_object.code:
+                raise BuildError(f"an instrumented program saves its report elsewhere than {literal!r}: "
+                                 "this DaCe version is not the one orchestra was written for")
+            code_object.code = code_object.code.replace(literal, replacement)
+
+
+def _write_hash_header(name: str, code_objects: list, folder: Path) -> None:
+    """``include/hash.h``, which the generated code includes: here the sha256 of that code."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for code_object in code_objects:
+        digest.update(code_object.clean_code.encode())
+    header = folder / "include" / "hash.h"
+    header.parent.mkdir(parents=True, exist_ok=True)
+    header.write_text(f'#define __HASH_{name} "{digest.hexdigest()}"\n')
+
+
+#: A stripped SDFG holding only what calling the library needs (see _save_signature).
+SIGNATURE_FILE = "signature.sdfgz"
+#: The whole optimized program, as built.
+PROGRAM_FILE = "program.sdfgz"
+
+
+def _signature_sdfg(sdfg: Any, name: str) -> Any:
+    """The program's calling interface as an SDFG without its body."""
+    import copy
+
+    import dace
+
+    stub = dace.SDFG(name)
+    for data_name, desc in sdfg.arrays.items():
+        if not desc.transient:
+            stub.add_datadesc(data_name, copy.deepcopy(desc))
+    for symbol in sdfg.free_symbols:
+        stub.add_symbol(symbol, sdfg.symbols[symbol])
+    stub.constants_prop = copy.deepcopy(sdfg.constants_prop)
+    stub.callback_mapping = dict(sdfg.callback_mapping)
+    stub.arg_names = list(sdfg.arg_names)
+    body = stub.add_state("body_in_library")
+    used = sorted(sdfg.used_symbols(all_symbols=False))
+    if used:  # arglist() counts symbols the graph uses (callbacks are symbols too)
+        end = stub.add_state("end")
+        assignments = {f"__orchestra_use_{i}": symbol for i, symbol in enumerate(used)}
+        stub.add_edge(body, end, dace.InterstateEdge(assignments=assignments))
+    return stub
+
+
+def _save_signature(sdfg: Any, name: str, folder: Path) -> None:
+    """Save the signature SDFG next to the library, if it gives the same C signature.
+
+    Loading deserializes the SDFG; the whole program takes seconds per rank
+    (a 300 KB model took 3 s alone, 24 s with 6 ranks loading at once on 2
+    cores). The calling interface is all a loader needs. It is saved only
+    if its argument list equals the full program's, name for name and type
+    for type; otherwise loaders read the full ``program.sdfgz``.
+    """
+    stub = _signature_sdfg(sdfg, name)
+    full, short = sdfg.arglist(), stub.arglist()
+    same = list(full) == list(short) and all(full[k].to_json() == short[k].to_json() for k in full)
+    same = same and sdfg.signature_arglist(with_types=True) == stub.signature_arglist(with_types=True)
+    if same:
+        stub.save(str(folder / SIGNATURE_FILE), compress=True)
+    else:
+        log.info("%s: loaders will read the full program (signature differs from its stub)", name)
+
+
+def load(folder: Path) -> LoadedProgram:
+    """[build folder] -> a callable CompiledSDFG in this process.
+
+    Reads the small signature SDFG when the build has one (see
+    :func:`_save_signature`), the full program otherwise. A library this
+    process already has open is opened from a private copy
+    (:mod:`orchestra.pipeline.open_libraries`), so the build is never written to.
+    """
+    from dace.codegen.compiler import get_binary_name, get_program_handle
+    from dace.sdfg import SDFG
+
+    start = time.perf_counter()
+    try:
+        signature = folder / SIGNATURE_FILE
+        sdfg = SDFG.from_file(str(signature if signature.exists() else folder / PROGRAM_FILE))
+        library = get_binary_name(folder, sdfg_name=sdfg.name)
+        path = library_to_open(library)
+        compiled_sdfg = get_program_handle(path, sdfg)
+        opened(path, compiled_sdfg)
+    except Exception as error:
+        raise BuildError(f"loading the build in {folder} failed: {error}") from error
+    return LoadedProgram(compiled_sdfg, time.perf_counter() - start)

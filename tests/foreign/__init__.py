@@ -1,0 +1,1 @@
+"""Models unlike the dycore, written the way users write them, run from their own scripts."""
