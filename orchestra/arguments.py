@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from orchestra.array_like import is_array_like
+from orchestra.array_like import array_layout, is_array_like
 from orchestra.errors import ConfigurationError
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -200,6 +200,23 @@ def folded_identity(constant: frozenset, argnames: list[str], args: tuple, kwarg
     if not constant:
         return tuple(map(_kind, args))
     return tuple(_identity(value) if name in constant else _kind(value) for name, value in zip(argnames, args))
+
+
+def array_layouts(args: tuple, kwargs: dict) -> tuple:
+    """Shape, dtype and strides of every array argument, in order (what a program's arrays are built for)."""
+    layouts = []
+    for value in (*args, *kwargs.values()):
+        layout = array_layout(value) if is_array_like(value) else None
+        layouts.append(None if layout is None else (layout.shape, layout.dtype.str, layout.strides))
+    return tuple(layouts)
+
+
+def arguments_share_memory(args: tuple, kwargs: dict) -> bool:
+    """Whether two array arguments of a call overlap in memory (the same array given twice, or two views of one)."""
+    ranges = sorted(r for value in (*args, *kwargs.values())
+                    if is_array_like(value) and (layout := array_layout(value)) is not None
+                    and (r := layout.byte_range()) is not None)
+    return any(second[0] < first[1] for first, second in zip(ranges, ranges[1:]))
 
 
 _PYTHON_NUMBERS = {kind: ("number", kind.__name__) for kind in (bool, int, float, complex)}

@@ -25,7 +25,15 @@ import types
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from orchestra.arguments import CallBinder, compiletime_type, folded_identity, is_compiletime_annotation, is_folded_object
+from orchestra.arguments import (
+    CallBinder,
+    array_layouts,
+    arguments_share_memory,
+    compiletime_type,
+    folded_identity,
+    is_compiletime_annotation,
+    is_folded_object,
+)
 from orchestra.config import DaceConfig, DaCeOrchestration, log_level
 from orchestra.distributed import BuildCoordinator, CodePathClass, code_path_class, mpi_comm
 from orchestra.errors import BuildError, OrchestraError
@@ -262,11 +270,13 @@ class OrchestratedProgram:
         if clock is not None:
             clock.start()
         args, kwargs = self._binder.complete(args, kwargs)  # defaults explicit: never folded silently
+        if depth and arguments_share_memory(args, kwargs):  # a split part given one array twice: as inlined,
+            return self._run_python_body(depth, args, kwargs)  # in call order (its stencils one by one)
         if clock is not None:
             clock.lap("bind")
         caller = None
         if self._program is not None:  # one program per distinct set of folded values
-            folded = folded_identity(self._constant, self._program.argnames, args, kwargs)
+            folded = self._folded(depth, self._program.argnames, args, kwargs)
             caller = self._select(self._callers.get(folded, ()))
         if clock is not None:
             clock.lap("check")
@@ -281,7 +291,7 @@ class OrchestratedProgram:
                 kernel_profile.register(self.label, caller, Path(caller.origin["entry"]), self.dace_program())
             program = self.dace_program()
             self._constant = frozenset(program.constant_args)
-            folded = folded_identity(self._constant, program.argnames, args, kwargs)
+            folded = self._folded(depth, program.argnames, args, kwargs)
             values = FoldedValues.of(program, _compiletime_values(program, args, kwargs))
             # keeps folded objects alive (identity); the newest program is tried first
             self._callers.setdefault(folded, []).insert(0, (values, caller, args, kwargs))
@@ -302,6 +312,17 @@ class OrchestratedProgram:
             clock.lap("return")
             clock.stop(obtained)
         return result
+
+    def _folded(self, depth: int, argnames: list[str], args: tuple, kwargs: dict) -> tuple:
+        """What selects this call's program: the folded values; for a split part, its arrays' layouts too.
+
+        A whole build inlines each call of a component with the arrays of that
+        call; a split part is a program of its own, so a component called with
+        full arrays and with views (``q[:-1, :-1, :]``) in one step gets a
+        program for each layout instead of a refusal.
+        """
+        folded = folded_identity(self._constant, argnames, args, kwargs)
+        return folded + array_layouts(args, kwargs) if depth else folded
 
     def _run_python_body(self, depth: int, args: tuple, kwargs: dict) -> Any:
         """A split build's outer call: the method's Python body, as in ``Python`` mode.
@@ -473,6 +494,7 @@ class OrchestratedProgram:
             runs=config.orchestration.runs,
             code_path=code_path,
             tile=tile,
+            split=bool(config.split_depth or config.split_at),
         )
 
     def _end_build_only(self, coordinator: BuildCoordinator) -> None:

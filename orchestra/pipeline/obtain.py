@@ -62,8 +62,13 @@ def missing_message(store: BuildStore, keyed: KeyedRequest, reason: str) -> str:
         lines.append(f"The closest build ({entry.path}) differs in {len(differences)} input(s)"
                      + (":" if causes else f": {'; '.join(differences[:3])}"))
         lines += [f"  - {cause}" for cause in causes]
-    lines.append(f"Build it first: run the same script, with the same model and inputs, with {MODE_VARIABLE}=Build "
-                 f"(or BuildAndRun); `orchestra cache explain --root {store.root}` lists every difference.")
+    if keyed.request.split:  # Build mode refuses split settings: each part is built on its first call
+        lines.append(f"Build it first: run the same script with the same split setting and {MODE_VARIABLE}="
+                     f"BuildAndRun (it builds each part on its first call); `orchestra cache explain --root "
+                     f"{store.root}` lists every difference.")
+    else:
+        lines.append(f"Build it first: run the same script, with the same model and inputs, with {MODE_VARIABLE}="
+                     f"Build (or BuildAndRun); `orchestra cache explain --root {store.root}` lists every difference.")
     return "\n".join(lines)
 
 

@@ -40,6 +40,8 @@ class BuildRequest:
     runs: bool  #: the mode runs the program after building it (abstract arrays are refused)
     code_path: Optional[CodePathClass] = None  #: None without a partitioner
     tile: int = 0
+    #: the job runs a split build (split_depth / split_at): a missing build is made by BuildAndRun, not Build
+    split: bool = False
 
     def pipeline_key(self) -> dict[str, Any]:
         """The optimize options and the GPU target, as they enter the key."""

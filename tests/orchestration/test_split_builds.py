@@ -435,3 +435,49 @@ def test_the_edited_split_compares_with_the_earlier_build_that_differs_inside_th
     names, reason = agreed_edited_split(keyed, Store(), BuildCoordinator(None), root)
     assert names == () and "differs from every earlier build outside its components (the closest: older)" in reason
     assert edit_hint(keyed, Store(), root) is None
+
+
+# ------------------------------------------- split parts as permissive as a whole build
+def shift_add(x: FloatField, y: FloatField, a: float):
+    with computation(PARALLEL), interval(...):
+        y = y + a * x
+
+
+class Relax:
+    """Run on whole arrays and on views of them in one step, and once with one array for both arguments."""
+
+    def __init__(self, config: DaceConfig, weight: float) -> None:
+        self.add = FrozenStencil(shift_add, backend=config.backend, origin=(0, 0, 0), domain=(2, 2, SHAPE[2]))
+        self.weight = weight
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self.add(x, y, self.weight)
+
+
+class UsesRelaxThreeWays:
+    def __init__(self, config: DaceConfig, weight: float) -> None:
+        self.relax = Relax(config, weight)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self.relax(x, y)  # whole arrays
+        self.relax(x[1:, 1:, :], y[:-1, :-1, :])  # views: another layout of the same component
+        self.relax(y, y)  # one array for both arguments
+
+
+@pytest.mark.parametrize("settings", [{"split_depth": 1}, {"split_depth": 0, "split_at": ("Relax",)}],
+                         ids=["split_depth", "split_at"])
+def test_a_split_part_takes_other_layouts_and_one_array_twice_as_a_whole_build_does(settings, tmp_path):
+    expected = _run(tmp_path, "Python", model_class=UsesRelaxThreeWays, **settings)
+    whole = _run(tmp_path / "whole", "BuildAndRun", split_depth=0, model_class=UsesRelaxThreeWays)
+    split = _run(tmp_path / "split", "BuildAndRun", model_class=UsesRelaxThreeWays, **settings)
+    for want, got_whole, got_split in zip(expected, whole, split):
+        assert np.array_equal(want, got_whole) and np.array_equal(want, got_split)
+
+
+def test_a_run_under_a_split_setting_advises_what_that_setting_allows(tmp_path):
+    from orchestra import MissingBuildError
+
+    with pytest.raises(MissingBuildError, match=r"same split setting and FV3_DACEMODE=BuildAndRun"):
+        _run(tmp_path, "Run", model_class=UsesRelaxThreeWays)
