@@ -28,15 +28,12 @@ import math
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
+from driver.config_files import ConfigError, describe, read_text
 from driver.constants import SECONDS_PER_DAY
 from driver.testcases import TEST_CASES
 
 #: gt4py backends the driver accepts.
 BACKENDS = ("numpy", "gt:cpu_kfirst", "gt:cpu_ifirst", "dace:cpu", "dace:cpu_kfirst", "dace:gpu", "gt:gpu")
-
-
-class ConfigError(ValueError):
-    """A configuration that cannot be run; the message is one line naming the field."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,11 +119,6 @@ class RunConfig:
 
 
 _REQUIRED = ("resolution", "layout", "dt", "days", "test_case", "backend")
-
-
-def describe(value: Any) -> str:
-    """``value`` and its type, for messages: ``'abc' (str)``."""
-    return f"{value!r} ({type(value).__name__})"
 
 
 class _Checker:
@@ -276,16 +268,6 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
     return overrides
 
 
-def read_text(path: Path, what: str) -> str:
-    """The text of ``path``; a missing, unreadable or binary file is one ConfigError ("cannot read the <what>")."""
-    try:
-        return path.read_text()
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read the {what}: {error.strerror or error}") from error
-    except UnicodeDecodeError as error:
-        raise ConfigError(f"{path}: cannot read the {what}: not a text file ({error.reason})") from error
-
-
 def load_config(
     path: Union[str, Path], namelist: Optional[Union[str, Path]] = None, overrides: Optional[Mapping[str, Any]] = None
 ) -> RunConfig:
@@ -306,7 +288,7 @@ def load_config(
             raise ConfigError(f"{path}: expected a mapping of fields, got {describe(data)}")
         data = dict(data)
     if namelist is not None:
-        from driver.namelist import namelist_fields  # it raises this module's ConfigError
+        from driver.namelist import namelist_fields  # it raises ConfigError too (driver.config_files)
 
         data.update(namelist_fields(Path(namelist)))
         source = f"{source} + {namelist}"

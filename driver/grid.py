@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from orchestra.callbacks import dace_inhibitor
+from orchestra.calls.callbacks import dace_inhibitor
 from orchestra.comm import Partitioner, TileEdges, tile_frame
 
 from driver.constants import RADIUS
@@ -370,7 +370,7 @@ class GridInfo:
 
     They differ between ranks (and layouts), so orchestrated code must not
     fold them in when it is parsed: it reads them through the
-    :func:`~orchestra.callbacks.dace_inhibitor` getters here, assigning the
+    :func:`~orchestra.calls.callbacks.dace_inhibitor` getters here, assigning the
     result to an annotated variable (``da_min: float = self.grid_info.min_area()``).
     """
 

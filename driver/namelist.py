@@ -27,7 +27,7 @@ import math
 from pathlib import Path
 from typing import Any, Optional
 
-from driver.config import ConfigError, describe, read_text
+from driver.config_files import ConfigError, describe, read_text
 
 #: Namelist groups the driver reads.
 GROUPS = ("fv_core_nml", "coupler_nml", "test_case_nml")

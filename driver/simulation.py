@@ -12,7 +12,7 @@ from typing import Any, Optional, TextIO
 import numpy as np
 
 from orchestra import timing_report
-from orchestra.kernel_profile import kernel_report
+from orchestra.observe.kernel_profile import kernel_report
 
 from driver.diagnostics import ErrorNorms, Invariants, relative_change
 from driver.model import Model

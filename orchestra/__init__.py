@@ -4,14 +4,14 @@ Public API::
 
     from orchestra import orchestrate, orchestrate_function, dace_inhibitor
     from orchestra import DaceConfig, DaCeOrchestration, FrozenStencil
-    from orchestra import abstract_device_storage, builds_without_device  # GPU builds without a GPU
-    from orchestra import timing_report  # with ORCHESTRA_TIMINGS=1: where each call went
-    from orchestra import kernel_report  # with ORCHESTRA_PROFILE=kernels: time and bytes of every stencil
+    from orchestra import abstract_device_storage, builds_without_device
+    from orchestra import timing_report
+    from orchestra import kernel_report
 
 See ``docs/orchestration.md`` for a walk-through.
 """
 
-from orchestra.callbacks import dace_inhibitor
+from orchestra.calls.callbacks import dace_inhibitor
 from orchestra.config import DaceConfig, DaCeOrchestration
 from orchestra.errors import (
     BuildError,
@@ -22,10 +22,11 @@ from orchestra.errors import (
     StaleArgumentsError,
 )
 from orchestra.pipeline.abstract_arrays import abstract_device_storage, builds_without_device
-from orchestra.orchestrate import compiletime_type, orchestrate, orchestrate_function
-from orchestra.stencil import FrozenStencil
-from orchestra.kernel_profile import kernel_report
-from orchestra.timings import timing_report
+from orchestra.calls.arguments import compiletime_type
+from orchestra.orchestrate import orchestrate, orchestrate_function
+from orchestra.stencils.frozen import FrozenStencil
+from orchestra.observe.kernel_profile import kernel_report
+from orchestra.observe.timings import timing_report
 from orchestra.toolchain import prepare_gt4py
 
 prepare_gt4py()

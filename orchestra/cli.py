@@ -296,7 +296,7 @@ def _clean(arguments: argparse.Namespace, out: TextIO) -> int:
 
 def _replay(arguments: argparse.Namespace, out: TextIO) -> int:
     from orchestra.errors import BuildError
-    from orchestra.replay.replay import replay
+    from orchestra.observe.replay.replay import replay
 
     try:
         return replay(arguments.folder, arguments.repeat, arguments.check, arguments.root, out)

@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import logging
 import math
 import os
+import sys
 from pathlib import Path
 from typing import Any, Optional
 
 from orchestra.errors import ConfigurationError
-from orchestra.kernel_profile import PROFILE_VARIABLE, PROFILES, profile_from_environment
-from orchestra.replay.recording import record_call_from_environment, record_from_environment
-from orchestra.timings import timings_from_environment
+from orchestra.observe.kernel_profile import PROFILE_VARIABLE, PROFILES, profile_from_environment
+from orchestra.observe.replay.recording import record_call_from_environment, record_from_environment
+from orchestra.observe.timings import timings_from_environment
 
 MODE_VARIABLE = "FV3_DACEMODE"
 VERBOSE_VARIABLE = "ORCHESTRA_VERBOSE"
@@ -201,9 +203,9 @@ class DaceConfig:
             when ``tile_fused_maps`` runs (see :mod:`orchestra.passes.fusion`);
             None: half an L2 cache of 1 MiB. Part of the cache key.
         timings: record where each call's time goes (see
-            :mod:`orchestra.timings`); default from ``ORCHESTRA_TIMINGS``.
+            :mod:`orchestra.observe.timings`); default from ``ORCHESTRA_TIMINGS``.
         record: a folder to record one call of each program into, for
-            ``orchestra replay`` (see :mod:`orchestra.replay`); default from
+            ``orchestra replay`` (see :mod:`orchestra.observe.replay`); default from
             ``ORCHESTRA_RECORD``; None: nothing recorded.
         record_call: which call to record, counting from 1; default from
             ``ORCHESTRA_RECORD_CALL``, else 2.
@@ -237,7 +239,7 @@ class DaceConfig:
             only inside some components, the program splits at their
             classes; otherwise it is one program as usual.
         profile: ``"kernels"`` builds programs with a timer on every kernel
-            (another cache entry) for :func:`orchestra.kernel_profile.kernel_report`;
+            (another cache entry) for :func:`orchestra.observe.kernel_profile.kernel_report`;
             default from ``ORCHESTRA_PROFILE``; ``""`` is off.
 
     Example:
@@ -306,6 +308,20 @@ class DaceConfig:
                      "every waiting rank")
         _check_count(self.build_processes, "build_processes", BUILD_PROCESSES_VARIABLE, "processes",
                      "the cores the node's ranks leave idle")
+        self._check_split_settings()
+        if self.profile not in PROFILES:
+            raise ConfigurationError(
+                f"unknown profile {self.profile!r} (DaceConfig.profile or {PROFILE_VARIABLE}); "
+                "the profile there is: kernels (unset or empty: off)"
+            )
+        if self.debug_checks is None or isinstance(self.debug_checks, str):
+            from orchestra.passes.debug import DebugChecks
+
+            text = self.debug_checks
+            self.debug_checks = DebugChecks.from_environment() if text is None else DebugChecks.parse(text)
+
+    def _check_split_settings(self) -> None:
+        """``split_depth`` a depth, ``split_at`` class names, and neither with ``Build`` mode."""
         if isinstance(self.split_depth, bool) or not isinstance(self.split_depth, int) or self.split_depth < 0:
             raise ConfigurationError(
                 f"DaceConfig.split_depth (or {SPLIT_DEPTH_VARIABLE}) must be 0 (one program) or a positive "
@@ -328,16 +344,6 @@ class DaceConfig:
                 "or Run: a split build builds each component on its first call, after running the calls before "
                 "it, which Build mode does not run"
             )
-        if self.profile not in PROFILES:
-            raise ConfigurationError(
-                f"unknown profile {self.profile!r} (DaceConfig.profile or {PROFILE_VARIABLE}); "
-                "the profile there is: kernels (unset or empty: off)"
-            )
-        if self.debug_checks is None or isinstance(self.debug_checks, str):
-            from orchestra.passes.debug import DebugChecks
-
-            text = self.debug_checks
-            self.debug_checks = DebugChecks.from_environment() if text is None else DebugChecks.parse(text)
 
     @property
     def is_orchestrated(self) -> bool:
@@ -351,3 +357,17 @@ class DaceConfig:
     @property
     def rank(self) -> int:
         return 0 if self.communicator is None else int(self.communicator.rank)
+
+
+log = logging.getLogger("orchestra")
+
+
+def ensure_log_handler(rank: int) -> None:
+    """Give orchestra's logger a stderr handler unless the application configured one."""
+    if log.handlers or logging.getLogger().handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("[orchestra] %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(log_level())
+    log.propagate = False

@@ -14,7 +14,7 @@ Every rank of a job that loads prebuilt builds plays some of three roles:
 * *reader* of a key on a node (the node's lowest rank that has it): checks the
   shared entry and copies what a load reads into node-local storage.
 
-The roles follow from the decomposition alone (:mod:`orchestra.distributed`
+The roles follow from the decomposition alone (:mod:`orchestra.distributed.coordinator`
 code-path classes, consecutive ranks per node), so this script computes them
 for any layout. For each counted quantity (opens, stat-like calls, reads and
 bytes read on the shared cache folder) it fits ``base + reader + builder``
@@ -48,7 +48,7 @@ SCALE_LAYOUTS = (1, 3, 6, 16, 32)
 def roles(n: int, ranks_per_node: int) -> tuple[np.ndarray, int, int, int]:
     """Role matrix (ranks x [base, reader, builder]) of a cube with layout n x n; keys, nodes, node-key pairs."""
     from orchestra.comm import CubedSpherePartitioner, TilePartitioner
-    from orchestra.distributed import class_representatives, code_path_class
+    from orchestra.distributed.coordinator import class_representatives, code_path_class
 
     partitioner = CubedSpherePartitioner(TilePartitioner((n, n)))
     total = partitioner.total_ranks

@@ -26,7 +26,7 @@ from mpi4py import MPI
 from driver.config import load_config, parse_overrides
 from driver.model import Model
 from orchestra import DaceConfig
-from orchestra.build_inputs import collect_build_inputs
+from orchestra.key.inputs import collect_build_inputs
 from orchestra.cache.fingerprint import fingerprint
 from orchestra.comm import Communicator, CubedSpherePartitioner, TilePartitioner
 from orchestra.toolchain import dace_settings

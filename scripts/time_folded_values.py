@@ -1,8 +1,8 @@
-"""Time the per-call check of folded values on the dycore (orchestra/folded_values.py).
+"""Time the per-call check of folded values on the dycore (orchestra/key/folded_values.py).
 
 Builds (or loads) the orchestrated dycore on one rank, then times
 ``FoldedValues.changed()`` (what every call runs before the library), the
-check after a call of a program with callbacks (orchestra/mid_call_changes.py:
+check after a call of a program with callbacks (orchestra/calls/mid_call_changes.py:
 the folded values again and the arrays read through ``self``) and the whole
 orchestrated step, and prints what the checks compare:
 
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from bench_lib import dycore
 
-    from orchestra.folded_values import FoldedValues
+    from orchestra.key.folded_values import FoldedValues
 
     model = dycore.build_model("orchestrated", args.size, args.nz, dycore.communicator(), args.cache_root)
     model.dycore()
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(args.repeats):
         values.changed()
     check = (time.perf_counter() - start) / args.repeats
-    from orchestra.mid_call_changes import report_mid_call_changes
+    from orchestra.calls.mid_call_changes import report_mid_call_changes
 
     caller = program.fast_caller
     start = time.perf_counter()

@@ -1,4 +1,4 @@
-"""What ORCHESTRA_TIMINGS costs per call of the orchestrated dycore (orchestra/timings.py).
+"""What ORCHESTRA_TIMINGS costs per call of the orchestrated dycore (orchestra/observe/timings.py).
 
 Builds (or loads) the dycore on one rank twice in one process, once with
 timings off and once on (the same build: timings are not part of the key),
@@ -36,8 +36,8 @@ def _model(timings: bool, size: int, nz: int, cache_root: str | None):
 
 
 def _clock_cost(repeats: int) -> float:
-    from orchestra import timings
-    from orchestra.timings import ProgramClock
+    from orchestra.observe import timings
+    from orchestra.observe.timings import ProgramClock
 
     clock = ProgramClock("clock cost")
     start = time.perf_counter()
@@ -53,8 +53,8 @@ def _clock_cost(repeats: int) -> float:
 
 def _callback_cost(repeats: int) -> float:
     """What timing one callback adds to it (a wrapped no-op against the plain one)."""
-    from orchestra import timings
-    from orchestra.timings import ProgramClock
+    from orchestra.observe import timings
+    from orchestra.observe.timings import ProgramClock
 
     clock = ProgramClock("callback cost")
     timings._CLOCKS.remove(clock)

@@ -1,4 +1,4 @@
-"""The house rules that a reader relies on: no import circles in ``orchestra/``.
+"""The house rules that a reader relies on: no import circles in ``orchestra/`` or ``driver/``; layers kept.
 
 Every import between orchestra's modules counts, also those inside functions
 (a lazy import hides a circle from the interpreter, not from a reader); only
@@ -11,10 +11,11 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "orchestra"
+DRIVER = Path(__file__).resolve().parents[1] / "driver"
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -33,8 +34,8 @@ def runtime_nodes(tree: ast.AST) -> list[ast.AST]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    modules = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    modules = {module_name(path, package): path for path in package.rglob("*.py")}
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         is_package = path.name == "__init__.py"
@@ -95,3 +96,49 @@ def test_no_import_circle_in_orchestra():
     assert "orchestra.passes.debug.insert" in graph["orchestra.passes.debug"]  # lazy imports are seen
     cycle = find_cycle(graph)
     assert not cycle, "import circle: " + " -> ".join(cycle)
+
+
+def test_no_import_circle_in_the_driver():
+    cycle = find_cycle(import_graph(DRIVER))
+    assert not cycle, "import circle: " + " -> ".join(cycle)
+
+
+#: package -> the packages and modules it must not import (lower layers never reach up)
+LAYERS = {
+    "orchestra.key": ("orchestra.pipeline", "orchestra.calls", "orchestra.orchestrate", "orchestra.distributed"),
+    "orchestra.cache": ("orchestra.pipeline", "orchestra.calls", "orchestra.orchestrate", "orchestra.key"),
+    "orchestra.calls": ("orchestra.pipeline", "orchestra.orchestrate"),
+    "orchestra.stencils": ("orchestra.pipeline", "orchestra.orchestrate"),
+    "orchestra.distributed": ("orchestra.orchestrate", "orchestra.calls"),  # staging loads through pipeline.stages
+    "orchestra.observe": ("orchestra.orchestrate",),
+    "orchestra.pipeline": ("orchestra.orchestrate",),
+}
+
+
+def test_lower_layers_import_nothing_above_them():
+    graph = import_graph()
+    broken = [f"{module} imports {target}" for module, targets in graph.items() for target in targets
+              for package, above in LAYERS.items()
+              if (module == package or module.startswith(package + "."))
+              and any(target == name or target.startswith(name + ".") for name in above)]
+    assert not broken, broken
+
+
+def test_the_top_level_holds_few_modules_and_every_package_states_its_contract():
+    modules = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert len(modules) <= 8, modules
+    for init in PACKAGE.glob("*/__init__.py"):
+        docstring = ast.get_docstring(ast.parse(init.read_text()))
+        assert docstring and len(docstring.split()) >= 15, f"{init.parent.name}/__init__.py states no contract"
+
+
+def test_modules_and_functions_stay_readable_in_one_sitting():
+    too_long = []
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text()
+        if text.count("\n") > 450:
+            too_long.append(f"{path.relative_to(PACKAGE)}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 60:
+                too_long.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}")
+    assert not too_long, too_long

@@ -4,7 +4,7 @@ Compiled (orchestrated) programs keep halo exchanges in Python as callbacks.
 :class:`CallbackHaloExchanger` holds a model state object and the *names* of
 the fields to exchange; each call looks the fields up with ``getattr`` at
 call time, so arrays the model re-allocates are picked up. Its ``start``,
-``wait`` and ``update`` are :func:`~orchestra.callbacks.dace_inhibitor`
+``wait`` and ``update`` are :func:`~orchestra.calls.callbacks.dace_inhibitor`
 callbacks::
 
     self.halo = CallbackHaloExchanger(state, ["h"], [("u", "v")], updater=updater)
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from orchestra.callbacks import dace_inhibitor
+from orchestra.calls.callbacks import dace_inhibitor
 from orchestra.comm.halo import HaloUpdater
 
 

@@ -46,7 +46,7 @@ The contract: a rewrite changes only syntax DaCe cannot parse, into code with
 the same meaning in Python. What the rewritten program folds in (an unrolled
 loop's bound, each list element it calls) is read by DaCe's closure
 resolution like any other value read through ``self``, so it enters the
-cache key and is compared on every call (:mod:`orchestra.folded_values`);
+cache key and is compared on every call (:mod:`orchestra.key.folded_values`);
 the rewrites are orchestra's code, keyed with orchestra's sources. The
 original source stays what the key's source digest reads, and error
 messages name the model's own file and lines (line numbers are kept).

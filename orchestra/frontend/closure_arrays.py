@@ -22,7 +22,7 @@ the fast call path re-reads both on every call: if they no longer share
 memory (one of them was reallocated), the call is refused instead of running
 on the wrong array. Views that overlap without being equal cannot be one
 array; the fast call path refuses them too
-(:func:`orchestra.fast_call.check_no_aliasing`), as it refuses two
+(:func:`orchestra.calls.fast_path.check_no_aliasing`), as it refuses two
 overlapping arguments.
 """
 
@@ -34,7 +34,7 @@ import dataclasses
 import re
 from typing import Any, Callable, Iterator, Optional
 
-from orchestra.array_like import array_layout
+from orchestra.key.array_like import array_layout
 
 #: Attribute of a DaCe ``SDFGClosure``: memory key -> (array name, expression, how to read it again).
 _NAMES = "_orchestra_names_by_memory"

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Optional
 
-from orchestra.array_like import array_layout
+from orchestra.key.array_like import array_layout
 from orchestra.frontend.callbacks import scalar_annotation
 from orchestra.frontend.scope import MISSING, ParseScope, inner_blocks, name_uses, replace_statements
 

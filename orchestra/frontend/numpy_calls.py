@@ -40,7 +40,7 @@ from typing import Any, Iterable
 
 import numpy
 
-from orchestra.array_like import is_array_like
+from orchestra.key.array_like import is_array_like
 from orchestra.errors import BuildError
 from orchestra.frontend.scope import MISSING, ParseScope, path_names
 

@@ -32,7 +32,7 @@ import numbers
 import types
 from typing import Any
 
-from orchestra.arguments import is_folded_object
+from orchestra.calls.arguments import is_folded_object
 from orchestra.errors import BuildError
 from orchestra.frontend.scope import MISSING, ParseScope, root_name
 

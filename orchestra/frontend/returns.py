@@ -30,7 +30,7 @@ import inspect
 import types
 from typing import Any, Optional
 
-from orchestra.array_like import is_array_like
+from orchestra.key.array_like import is_array_like
 from orchestra.frontend.callbacks import callback_function
 from orchestra.frontend.scope import (
     MISSING,

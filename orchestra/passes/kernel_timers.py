@@ -14,7 +14,7 @@ stencil it belongs to (the map label's prefix, gt4py names maps
 benchmark's per-stencil traffic model (``scripts/bench_lib/traffic.py``):
 each array the kernel reads, once over the region it reads (domain grown
 by the stencil's extent), and each array it writes, once over the region it
-writes; scalar arguments are not counted. The report (:mod:`orchestra.kernel_profile`) divides those bytes by
+writes; scalar arguments are not counted. The report (:mod:`orchestra.observe.kernel_profile`) divides those bytes by
 the measured time.
 """
 

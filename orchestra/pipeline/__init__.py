@@ -7,7 +7,7 @@ The first call of an orchestrated method (``OrchestratedProgram._obtain`` in
    program, the call's arguments and every build option;
 2. **key** -- :func:`~.request.key_request` -> :class:`~.request.KeyedRequest`
    (:mod:`.request`): build inputs found without parsing
-   (:mod:`orchestra.build_inputs`), fingerprinted (:mod:`orchestra.cache.fingerprint`);
+   (:mod:`orchestra.key.inputs`), fingerprinted (:mod:`orchestra.cache.fingerprint`);
 3. **entry** -- :func:`~.obtain.ensure_built` (:mod:`.obtain`): ranks agree on
    keys, and the chosen builder of each key looks it up in the store and, on a
    miss, builds it under the key's lock (:func:`~.obtain.cached_build`), with
@@ -16,7 +16,7 @@ The first call of an orchestrated method (``OrchestratedProgram._obtain`` in
    :mod:`.audit` checks that the parse used nothing the key does not hold;
 4. **load** -- :func:`~.obtain.load_entry` (:mod:`.obtain`): each rank loads the
    build of its own key, checksums verified; calls then go through
-   :class:`orchestra.fast_call.FastCaller`.
+   :class:`orchestra.calls.fast_path.FastCaller`.
 
 The stages of a build (:mod:`.stages`), each a function taking the previous
 stage's result and returning a small immutable record you can inspect, save or

@@ -1,6 +1,6 @@
 """Defence in depth for the cache key: what a parse used, checked against the key.
 
-The key (:mod:`orchestra.build_inputs`, :mod:`orchestra.call_tree`) is found
+The key (:mod:`orchestra.key.inputs`, :mod:`orchestra.key.call_tree`) is found
 *before* parsing, from the closures DaCe resolves without parsing. If a new
 call pattern, a future DaCe or a bug made the parse depend on something that
 walk did not see, the cache would hand out a stale build without a word. The
@@ -46,9 +46,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Iterator, NoReturn, Optional
 
-from orchestra.build_inputs import describe_closure_arrays, describe_value
+from orchestra.key.inputs import describe_closure_arrays, describe_value
 from orchestra.cache.fingerprint import canonical_json
-from orchestra.call_tree import call_name, callee_identity, function_name, source_digest
+from orchestra.key.call_tree import call_name, callee_identity, function_name, source_digest
 from orchestra.errors import BuildError
 
 
@@ -57,7 +57,7 @@ class ParsedFunction:
     """One function DaCe preprocessed during a parse, and what its closure used."""
 
     function: str  #: module.Qualname
-    source: str  #: :func:`orchestra.call_tree.source_digest`
+    source: str  #: :func:`orchestra.key.call_tree.source_digest`
     constants: dict[str, str]  #: name -> canonical JSON of the described value
     callees: dict[str, dict[str, Any]]  #: call name -> identity of what it calls (a function's without source)
     callbacks: dict[str, str]  #: closure name -> the expression called back
@@ -190,7 +190,7 @@ def _keyed_nodes(inputs: dict[str, Any], function: str) -> dict[str, list[_Keyed
     return nodes
 
 
-#: How :mod:`orchestra.build_inputs` describes an argument passed as None.
+#: How :mod:`orchestra.key.inputs` describes an argument passed as None.
 _NONE = {"scalar": "NoneType"}
 
 
@@ -252,6 +252,6 @@ def _audit_arrays(sdfg: Any, closure: Any, inputs: dict[str, Any], label: str) -
 def _fail(label: str, what: str) -> NoReturn:
     raise BuildError(
         f"{label}: {what}, but the cache key does not cover it: a build could be reused after it changes. "
-        "This is a hole in orchestra's cache key (orchestra/build_inputs.py, orchestra/call_tree.py); "
+        "This is a hole in orchestra's cache key (orchestra/key/inputs.py, orchestra/key/call_tree.py); "
         "please report it with this message. Nothing was published"
     )

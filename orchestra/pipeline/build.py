@@ -26,7 +26,7 @@ from orchestra.cache.entry import BuildEntry
 from orchestra.cache.fingerprint import canonical
 from orchestra.cache.manifest import Manifest
 from orchestra.cache.store import BuildStore
-from orchestra.call_tree import function_name
+from orchestra.key.call_tree import function_name
 from orchestra.errors import BuildError
 from orchestra.passes.memory import format_memory_report
 from orchestra.pipeline.audit import ParseRecorder, audit_parse

@@ -68,7 +68,7 @@ def explain_unreadable(error: BaseException, label: str, function: Optional[Call
     """One message: where, what DaCe said (first line), how to fix it.
 
     An error orchestra raised on purpose while DaCe parsed (a stencil call's
-    arguments, :mod:`orchestra.stencil_arguments`) already says how to fix
+    arguments, :mod:`orchestra.stencils.arguments`) already says how to fix
     it: its whole message follows the location, without the generic hint.
     A call of one of the function's own parameters gets its own fix.
     """

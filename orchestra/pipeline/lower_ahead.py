@@ -9,7 +9,7 @@ computed from them). So each waiting rank with the builder's key takes a
 share of the build's stencils, grouped by gt4py's content id (one group's
 origins and domains share its IR and unfrozen SDFG), round robin in the
 order the program calls them, and lowers them into gt4py's cache
-(:meth:`orchestra.stencil.FrozenStencil.lower_ahead`). The builder parses as
+(:meth:`orchestra.stencils.frozen.FrozenStencil.lower_ahead`). The builder parses as
 before; a stencil lowered ahead is read from the cache, one being lowered
 holds its lock until done, one not yet started is lowered by the builder.
 Nothing is exchanged between ranks: the shares follow from the key table
@@ -35,7 +35,7 @@ import time
 import warnings
 from typing import Any, Callable, Optional
 
-from orchestra.key_agreement import KeyTable
+from orchestra.distributed.key_agreement import KeyTable
 
 log = logging.getLogger("orchestra")
 

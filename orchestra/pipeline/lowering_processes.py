@@ -14,11 +14,11 @@ gt4py's cache, into that cache, while the builder parses as before:
   of stencils sharing gt4py's content id), so the two meet once instead of
   queueing on the same stencil;
 * a stencil lowered by a process is found in gt4py's cache by the builder's
-  parse; one being lowered holds its lock (:func:`orchestra.stencil_cache.stencil_lock`)
+  parse; one being lowered holds its lock (:func:`orchestra.stencils.stencil_cache.stencil_lock`)
   until done; nothing else passes between them, so the parse, and the
   program, are what they would be without the processes;
 * a process gets each stencil as a pickle of what makes it
-  (:meth:`orchestra.stencil.FrozenStencil.lowering_job`: definition,
+  (:meth:`orchestra.stencils.frozen.FrozenStencil.lowering_job`: definition,
   externals, backend, origin, domain, and the builder's gt4py id of it); a
   stencil whose definition lives in ``__main__`` or does not pickle is left
   to the builder, as is one a process fails to lower or makes with another
@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from orchestra.pipeline.lower_ahead import stencil_groups
-from orchestra.threads import allowed_cores
+from orchestra.distributed.threads import allowed_cores
 
 log = logging.getLogger("orchestra")
 
@@ -86,12 +86,12 @@ def usable_cores() -> int:
 def node_share(mpi_comm: Any, builders: list[int]) -> tuple[int, int]:
     """(ranks on this rank's node, how many of ``builders`` are among them), without communicating.
 
-    The node's communicator must exist already (:func:`orchestra.staging.nodes.node_communicator`,
+    The node's communicator must exist already (:func:`orchestra.distributed.staging.nodes.node_communicator`,
     collective on its first use).
     """
     from mpi4py import MPI
 
-    from orchestra.staging.nodes import node_communicator
+    from orchestra.distributed.staging.nodes import node_communicator
 
     node = node_communicator(mpi_comm)
     on_node = MPI.Group.Translate_ranks(mpi_comm.Get_group(), builders, node.Get_group())
@@ -246,7 +246,7 @@ def _serve(input_path: str) -> int:
     from gt4py.cartesian import config as gt_config
 
     gt_config.cache_settings.update(settings["gt_cache"])
-    from orchestra.stencil import FrozenStencil
+    from orchestra.stencils.frozen import FrozenStencil
     from orchestra.toolchain import dace_settings
 
     lowered = 0

@@ -9,7 +9,7 @@ from the inside out, by:
   again before building (another job may have published it meanwhile);
 - the **coordinator** (:func:`ensure_built`): keys are agreed across ranks,
   the run's requests recorded, and only the chosen builder of each key runs
-  the cached build while the others wait (:mod:`orchestra.distributed`).
+  the cached build while the others wait (:mod:`orchestra.distributed.coordinator`).
 
 :func:`load_entry` then looks up each rank's own key (checksums verified) and
 loads that build, collectively: a failure on any rank raises on all. Before
@@ -23,22 +23,30 @@ from __future__ import annotations
 import dataclasses
 import errno
 import logging
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from orchestra.cache.causes import likely_causes
 from orchestra.cache.entry import BuildEntry
 from orchestra.cache.store import BuildStore
 from orchestra.cache.trust import check_trusted
-from orchestra.config import MODE_VARIABLE
-from orchestra.distributed import BuildCoordinator
+from orchestra.calls.fast_path import FastCaller
+from orchestra.config import MODE_VARIABLE, DaCeOrchestration, ensure_log_handler
+from orchestra.distributed.coordinator import BuildCoordinator
 from orchestra.errors import MissingBuildError
-from orchestra.key_agreement import KeyTable
+from orchestra.distributed.key_agreement import KeyTable
 from orchestra.pipeline.build import build_and_publish
 from orchestra.pipeline.lower_ahead import START_AFTER_S, lowering_work
 from orchestra.pipeline.lowering_processes import default_process_count, node_share, usable_cores
-from orchestra.pipeline.request import KeyedRequest
+from orchestra.observe import first_call_report
+from orchestra.distributed.threads import apply_threads
+from orchestra.pipeline.request import KeyedRequest, key_request, request_for
+from orchestra.pipeline.split_builds import EDITED, edit_hint, split_depth
+from orchestra.toolchain import GpuTarget, dace_settings
 from orchestra.pipeline.stages import LoadedProgram, load
-from orchestra.staging import load_through_node, staging_area_from_environment
+from orchestra.distributed.staging import load_through_node, staging_area_from_environment
+
+if TYPE_CHECKING:
+    from orchestra.orchestrate import OrchestratedProgram
 
 log = logging.getLogger("orchestra")
 
@@ -181,7 +189,7 @@ def load_entry(
     """Collectively: each rank loads the build of its own key (library checksum verified).
 
     In an MPI job, one reader per node copies the build into node-local
-    storage and the ranks of the node load that copy (:mod:`orchestra.staging`);
+    storage and the ranks of the node load that copy (:mod:`orchestra.distributed.staging`);
     a single rank, or ``ORCHESTRA_NODE_LOCAL_DIR=none``, loads from the cache itself.
     """
     several_ranks = coordinator.comm is not None and coordinator.comm.Get_size() > 1
@@ -199,3 +207,71 @@ def load_entry(
     if area is not None:
         return load_through_node(keyed, store, coordinator, area, missing_message, load_own_build)
     return coordinator.collectively(load_own_build, f"loading {keyed.label}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Obtained:
+    """What :func:`obtain_program` did for one call of an orchestrated program."""
+
+    caller: Optional[FastCaller]  #: the loaded program's fast path (None: not loaded)
+    build_seconds: Optional[float] = None  #: of the build this rank made (None: it made none)
+    load_seconds: Optional[float] = None
+    build_only: bool = False  #: ``Build`` mode: built everywhere, nothing loaded
+    coordinator: Optional[BuildCoordinator] = None
+
+
+def obtain_program(program: "OrchestratedProgram", args: tuple, kwargs: dict) -> Obtained:
+    """[a call of ``program``] -> request -> key -> entry (found, or built and published) -> loaded program.
+
+    Collective over the job's ranks, except inside a split build's Python body,
+    which may call a component on some ranks only (``if self.on_west_edge:``):
+    each rank then obtains the program alone (the key's file lock makes one rank
+    build it while the others wait for it, then find it), so no rank waits in a
+    collective the others never enter. ``Obtained.caller`` is None when the
+    call must run an edited split instead.
+    """
+    config = program.config
+    ensure_log_handler(config.rank)
+    gpu = GpuTarget.from_config(config.cuda_arch) if config.on_gpu else None  # never probes a device
+    alone = split_depth() > 0
+    with dace_settings(gpu=gpu):
+        coordinator = BuildCoordinator(None if alone else config.communicator, config.build_timeout_s)
+        # Every step that may fail on some ranks only is collective: a failure raises everywhere.
+        keyed = coordinator.collectively(
+            lambda: key_request(request_for(program, args, kwargs, gpu)), f"computing the build key of {program.label}"
+        )
+        store = BuildStore(config.cache_root)
+        if program.split.decides_edited() and program.split.decide_edited(keyed, store, coordinator):
+            return Obtained(None)  # the call runs the edited split instead
+        ensured = ensure_built(
+            keyed, store, coordinator, may_build=config.orchestration is not DaCeOrchestration.Run,
+            lowering_helpers=config.lowering_helpers,
+            # alone, a rank does not know how many of its node's ranks build at once: no processes by default
+            build_processes=0 if alone and config.build_processes is None else config.build_processes,
+            alone_rank=config.rank if alone else None,
+        )
+        if ensured.seconds_here is not None and config.rank == 0 and not alone and EDITED not in config.split_at:
+            hint = edit_hint(keyed, store, program.method_object)
+            if hint is not None:
+                log.info("%s: %s", program.label, hint)
+        if config.orchestration is DaCeOrchestration.Build:
+            return Obtained(None, ensured.seconds_here, build_only=True, coordinator=coordinator)
+        return _loaded(program, keyed, store, coordinator, ensured)
+
+
+def _loaded(program: "OrchestratedProgram", keyed: KeyedRequest, store: BuildStore, coordinator: BuildCoordinator,
+            ensured: Ensured) -> Obtained:
+    """Load the entry of ``keyed`` (every rank, collectively) and wrap it in the fast call path."""
+    config = program.config
+    entry, loaded = load_entry(keyed, store, coordinator)
+    if not config.on_gpu:
+        apply_threads(loaded.compiled_sdfg)
+    if config.rank == 0:
+        log.info("%s: loaded from cache %s in %.2f s", program.label, entry.path, loaded.seconds)
+    first_call_report.record(first_call_report.Obtained(
+        program.label, ensured.built_anywhere, entry.manifest.created, entry.manifest.stage_seconds, loaded.seconds
+    ))
+    origin = {"key": keyed.key, "entry": str(entry.path), "library": entry.manifest.library,
+              "cache_root": str(store.root)}
+    caller = FastCaller(keyed.request.program, loaded.compiled_sdfg, program.clock, origin)
+    return Obtained(caller, ensured.seconds_here, loaded.seconds)

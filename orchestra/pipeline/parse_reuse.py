@@ -36,7 +36,7 @@ import json
 from collections import Counter
 from typing import Any, Callable, Mapping, Optional
 
-from orchestra.call_tree import function_name
+from orchestra.key.call_tree import function_name
 
 #: The reuse table of the parse running in this context (None outside a build's parse).
 _ACTIVE: contextvars.ContextVar[Optional[ParseReuse]] = contextvars.ContextVar("orchestra_parse_reuse", default=None)
@@ -153,7 +153,7 @@ class ParseReuse:
 
 
 def repeated_functions(call_tree: dict[str, Any]) -> dict[str, int]:
-    """Functions that more than one node of a described call tree (:mod:`orchestra.call_tree`) runs, with how many."""
+    """Functions that more than one node of a described call tree (:mod:`orchestra.key.call_tree`) runs, with how many."""
     seen: Counter[str] = Counter(node["function"] for node in call_tree.values())
     return {function: count for function, count in seen.items() if count > 1}
 

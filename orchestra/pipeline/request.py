@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from orchestra.build_inputs import collect_build_inputs
-from orchestra.call_tree import callees_in_tree
+from orchestra.key.inputs import collect_build_inputs
+from orchestra.key.call_tree import callees_in_tree
 from orchestra.cache.fingerprint import fingerprint
 from orchestra.cache.errors import CacheError
-from orchestra.distributed import CodePathClass
+from orchestra.distributed.coordinator import CodePathClass, code_path_class
 from orchestra.errors import BuildError, OrchestraError
 from orchestra.pipeline.diagnostics import explain_unreadable
 from orchestra.pipeline.abstract_arrays import refuse_abstract_arrays
 from orchestra.pipeline.stages import OptimizeOptions
 from orchestra.toolchain import GpuTarget
+
+if TYPE_CHECKING:
+    from orchestra.orchestrate import OrchestratedProgram
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +68,42 @@ class KeyedRequest:
     @property
     def label(self) -> str:
         return self.request.label
+
+
+def request_for(program: "OrchestratedProgram", args: tuple, kwargs: dict, gpu: Optional[GpuTarget]) -> BuildRequest:
+    """[an orchestrated program's call] -> BuildRequest: what to build, with the job's options and code path."""
+    config = program.config
+    code_path, tile = _code_path(config.communicator)
+    return BuildRequest(
+        label=program.label,
+        program=program.current_program(args),
+        function=program.function,
+        args=args,
+        kwargs=kwargs,
+        backend=config.backend,
+        options=OptimizeOptions(
+            on_gpu=config.on_gpu,
+            debug_checks=config.debug_checks,
+            save_stages=config.verbose,
+            fusion_block_bytes=config.fusion_block_bytes,
+            kernel_timers=config.profile == "kernels",
+            **({} if config.cpu_passes is None else {"cpu_passes": config.cpu_passes}),
+        ),
+        gpu=gpu,
+        runs=config.orchestration.runs,
+        code_path=code_path,
+        tile=tile,
+        split=bool(config.split_depth or config.split_at),
+    )
+
+
+def _code_path(communicator: Any) -> tuple[Optional[CodePathClass], int]:
+    """This rank's code-path class and tile (None, 0 without a partitioner)."""
+    partitioner = getattr(communicator, "partitioner", None)
+    if partitioner is None:
+        return None, 0
+    rank = communicator.rank
+    return code_path_class(partitioner, rank), int(partitioner.tile_index(rank))
 
 
 def key_request(request: BuildRequest) -> KeyedRequest:

@@ -29,7 +29,7 @@ class OptimizeOptions:
     cpu_passes: tuple[str, ...] = DEFAULT_CPU_PASSES
     #: bytes of rows per block of a fused map (tile_fused_maps); None: its default
     fusion_block_bytes: Optional[int] = None
-    #: timers on every kernel (ORCHESTRA_PROFILE=kernels, orchestra.kernel_profile)
+    #: timers on every kernel (ORCHESTRA_PROFILE=kernels, orchestra.observe.kernel_profile)
     kernel_timers: bool = False
 
     def __post_init__(self) -> None:
@@ -129,7 +129,7 @@ def parse(
     """
     from orchestra.frontend.symbol_inference import fast_symbol_inference
     from orchestra.pipeline.parse_reuse import ParseReuse
-    from orchestra.stencil_cache import lowering_tally, tally_summary
+    from orchestra.stencils.stencil_cache import lowering_tally, tally_summary
 
     start = time.perf_counter()
     quiet = _quiet_expected_warnings()

@@ -5,7 +5,7 @@ entry) is copied with ``InstrumentationType.Timer`` on every outermost map
 (one per stencil call or vertical-sweep level), on every state that only
 calls back into Python (halo updates, the ``min_area`` getter) and on the
 whole program; it is compiled into a scratch folder and called through a
-:class:`~orchestra.fast_call.FastCaller` with the model's own arguments.
+:class:`~orchestra.calls.fast_path.FastCaller` with the model's own arguments.
 Times are per step, summed per stencil (the map label's prefix).
 """
 
@@ -33,7 +33,7 @@ def profile_orchestrated(model: Any, steps: int, snapshot: StateSnapshot) -> dic
     """Compile an instrumented copy of the model's orchestrated step, run ``steps`` steps, summarize."""
     import dace
 
-    from orchestra.fast_call import FastCaller
+    from orchestra.calls.fast_path import FastCaller
     from orchestra.pipeline.stages import OptimizedProgram, compile_program, load
     from orchestra.toolchain import dace_settings
 

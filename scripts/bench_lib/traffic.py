@@ -94,7 +94,7 @@ def _cells(domain: tuple[int, int, int], axes: str, extent: Any) -> int:
 
 def trace_step(model: Any) -> Trace:
     """Record one ``model.dycore()`` call (Python mode) without computing anything."""
-    from orchestra.stencil import FrozenStencil
+    from orchestra.stencils.frozen import FrozenStencil
 
     trace = Trace()
     original = FrozenStencil.__call__

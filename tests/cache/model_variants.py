@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from orchestra import DaceConfig
-from orchestra.build_inputs import collect_build_inputs
+from orchestra.key.inputs import collect_build_inputs
 from orchestra.cache.fingerprint import fingerprint
 from orchestra.toolchain import dace_settings
 

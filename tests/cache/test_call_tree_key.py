@@ -132,7 +132,7 @@ def enclosing_definition(text: str, line: int) -> str:
 
 def test_every_literal_edit_is_attributed_to_the_components_holding_it(tmp_path):
     """What ``split_at=("edited",)`` would rebuild for each literal of the model, at every depth."""
-    from orchestra.split_builds import edited_classes, orchestrated_classes
+    from orchestra.pipeline.split_builds import edited_classes, orchestrated_classes
 
     text = MODEL_FILE.read_text()
     base = load_model_module(text, tmp_path / "base")

@@ -17,7 +17,7 @@ import pytest
 
 from orchestra import BuildError
 from orchestra.cache.store import BuildStore
-from orchestra.call_tree import function_name
+from orchestra.key.call_tree import function_name
 from orchestra.examples.diffusion import DiffusionModel, initial_state
 from orchestra.pipeline.audit import ParseRecorder, audit_parse
 from orchestra.pipeline.stages import parse
@@ -148,16 +148,16 @@ def test_a_hole_in_the_key_is_named(request, model, hole, message):
 
 def test_a_build_whose_key_misses_a_node_fails_and_publishes_nothing(tmp_path, monkeypatch):
     """Every build is audited: a key that forgets a nested component is caught, not published."""
-    import orchestra.build_inputs
+    import orchestra.key.inputs
 
-    describe = orchestra.build_inputs.describe_call_tree
+    describe = orchestra.key.inputs.describe_call_tree
 
     def forgetting_inner(closure: Any, describe_value: Any) -> dict:
         nodes = describe(closure, describe_value)
         del nodes[INNER]
         return nodes
 
-    monkeypatch.setattr(orchestra.build_inputs, "describe_call_tree", forgetting_inner)
+    monkeypatch.setattr(orchestra.key.inputs, "describe_call_tree", forgetting_inner)
     module = load_model_module(MODEL_FILE.read_text(), tmp_path / "model")
     cache = tmp_path / "cache"
     with pytest.raises(BuildError, match=r"Outer\.__call__: the parse of .*Inner\.__call__ .*self\.k = 1\.5"):

@@ -11,7 +11,7 @@ import sys
 from mpi4py import MPI
 
 from orchestra.comm.abort import abort_on_exception
-from orchestra.distributed import BuildCoordinator
+from orchestra.distributed.coordinator import BuildCoordinator
 from orchestra.errors import MissingBuildError
 
 

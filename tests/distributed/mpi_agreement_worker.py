@@ -1,6 +1,6 @@
 """MPI worker: the build coordinator's agreement, request and outcome steps, without building anything.
 
-Every rank runs :class:`orchestra.distributed.BuildCoordinator`'s steps in the
+Every rank runs :class:`orchestra.distributed.coordinator.BuildCoordinator`'s steps in the
 order :func:`orchestra.pipeline.obtain.ensure_built` and ``load_entry`` use
 them, with a synthetic sha256 key per code-path class (or one key for all),
 through several scenarios in one job, and prints one line per rank::
@@ -22,7 +22,7 @@ import sys
 from typing import Any, Callable
 
 from orchestra.comm import Communicator, CubedSpherePartitioner, TilePartitioner
-from orchestra.distributed import BuildCoordinator, class_representatives, code_path_class
+from orchestra.distributed.coordinator import BuildCoordinator, class_representatives, code_path_class
 from orchestra.errors import MissingBuildError
 
 LABEL = "Model.__call__"

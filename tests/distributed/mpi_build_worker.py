@@ -48,7 +48,7 @@ import numpy as np
 from gt4py.cartesian.gtscript import PARALLEL, Field, I, J, computation, horizontal, interval, region
 
 from orchestra import FrozenStencil, orchestrate
-from orchestra.distributed import code_path_class
+from orchestra.distributed.coordinator import code_path_class
 
 FloatField = Field[np.float64]
 
@@ -215,7 +215,7 @@ def python_mode_reference(module: Any, args: argparse.Namespace, communicator: A
     all others, which find every stencil generated.
     """
     from orchestra import DaceConfig
-    from orchestra.distributed import class_representatives
+    from orchestra.distributed.coordinator import class_representatives
 
     config = DaceConfig(communicator, backend="numpy", orchestration="Python")
     shape = (args.nx + 2, args.nx + 2, args.nz)
@@ -247,7 +247,7 @@ def main(argv: list[str]) -> None:
 
 def delay_first_stencil(seconds: float) -> None:
     """Make this rank's first ``FrozenStencil.__sdfg__`` start ``seconds`` late (a slow builder, deterministically)."""
-    from orchestra.stencil import FrozenStencil
+    from orchestra.stencils.frozen import FrozenStencil
 
     original = FrozenStencil.__sdfg__
     pending = [seconds]
@@ -262,7 +262,7 @@ def delay_first_stencil(seconds: float) -> None:
 
 def run(args: argparse.Namespace, communicator: Any) -> None:
     from orchestra import DaceConfig
-    from orchestra.distributed import code_path_class
+    from orchestra.distributed.coordinator import code_path_class
 
     rank = communicator.rank
     if rank == 0 and args.builder_delay:
@@ -294,7 +294,7 @@ def run(args: argparse.Namespace, communicator: Any) -> None:
     setup_s = time.perf_counter() - STARTED  # imports, MPI start-up, model construction
 
     def report(ran: int, ok: int, first_call_s: float, reference_s: float = -1.0) -> None:
-        from orchestra.threads import openmp_threads
+        from orchestra.distributed.threads import openmp_threads
 
         caller = program.fast_caller
         threads = openmp_threads(caller.compiled_sdfg) if caller is not None else None

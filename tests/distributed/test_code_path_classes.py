@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from orchestra.comm import CubedSpherePartitioner, TilePartitioner
-from orchestra.distributed import CodePathClass, choose_builders, class_representatives, code_path_class
+from orchestra.distributed.coordinator import CodePathClass, choose_builders, class_representatives, code_path_class
 
 # layout -> (number of classes, compiling ranks on a single tile)
 EXPECTED = {

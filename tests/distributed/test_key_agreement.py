@@ -1,4 +1,4 @@
-"""The key board and key table of orchestra.key_agreement, serially: every rank's board, reduced as MPI would."""
+"""The key board and key table of orchestra.distributed.key_agreement, serially: every rank's board, reduced as MPI would."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from orchestra.comm import CubedSpherePartitioner, TilePartitioner
-from orchestra.key_agreement import (
+from orchestra.distributed.key_agreement import (
     KeyBoard,
     KeyTable,
     choose_builders,

@@ -15,7 +15,7 @@ import warnings
 
 import pytest
 
-from orchestra.distributed import BuildCoordinator, KeyTable
+from orchestra.distributed.coordinator import BuildCoordinator, KeyTable
 from orchestra.pipeline.lower_ahead import helper_share, lowering_work, stencil_groups
 
 

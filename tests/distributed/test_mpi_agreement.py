@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from orchestra.comm import CubedSpherePartitioner, TilePartitioner
-from orchestra.distributed import class_representatives, code_path_class
+from orchestra.distributed.coordinator import class_representatives, code_path_class
 from tests.mpi_launcher import run_mpi
 
 WORKER = Path(__file__).with_name("mpi_agreement_worker.py")

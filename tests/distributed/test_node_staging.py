@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from orchestra.cache.manifest import Manifest
-from orchestra.staging import StagingArea
-from orchestra.staging.copy import copy_verified, files_to_stage
+from orchestra.distributed.staging import StagingArea
+from orchestra.distributed.staging.copy import copy_verified, files_to_stage
 from tests.distributed.test_mpi_build import assert_all_ran_and_match, results
 from tests.mpi_launcher import run_mpi
 

@@ -39,9 +39,14 @@ MODELS = ["periodic_transport", "column_physics", "implicit_diffusion", "one_sta
 def installed_python(tmp_path_factory) -> Path:
     """A fresh environment's python with orchestra installed from its wheel (dependencies from this one)."""
     folder = tmp_path_factory.mktemp("user_env")
-    wheels = folder / "wheels"
+    source, wheels = folder / "source", folder / "wheels"  # built from a copy: no build/ left in the clone
+    source.mkdir()
+    for part in ("orchestra", "driver"):
+        shutil.copytree(ROOT / part, source / part, ignore=shutil.ignore_patterns("__pycache__"))
+    for part in ("setup.cfg", "pyproject.toml", "README.md"):
+        shutil.copy(ROOT / part, source / part)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                    "-w", str(wheels), str(ROOT)], check=True, capture_output=True, cwd=folder)
+                    "-w", str(wheels), str(source)], check=True, capture_output=True, cwd=folder)
     (wheel,) = wheels.glob("orchestra-*.whl")
     environment = folder / "env"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(environment)], check=True)

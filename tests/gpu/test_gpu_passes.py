@@ -12,7 +12,7 @@ import pytest
 
 from orchestra import ConfigurationError, DaceConfig
 from orchestra.pipeline.abstract_arrays import AbstractArray, AbstractArrayError, abstract_device_storage
-from orchestra.build_inputs import describe_array
+from orchestra.key.inputs import describe_array
 from orchestra.examples.diffusion import DiffusionModel, initial_state
 from orchestra.toolchain import CUDA_ARCH_VARIABLE, GpuTarget, _declare_gpu_helpers, dace_settings
 

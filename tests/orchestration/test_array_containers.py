@@ -7,7 +7,7 @@ none has ``strides``. Such a container, held in ``self`` (a closure array) or
 passed as an argument, must compute bit for bit what ``Python`` mode computes,
 on every call, also after the array it wraps was replaced; the cache key must
 describe its layout (another shape is another key), and two containers of
-one layout must share one program. :mod:`orchestra.array_like` is the one
+one layout must share one program. :mod:`orchestra.key.array_like` is the one
 place that recognises and describes them.
 """
 
@@ -21,12 +21,12 @@ import pytest
 from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
 
 from orchestra import DaceConfig, FrozenStencil, StaleArgumentsError, orchestrate
-from orchestra.array_like import array_layout, is_array_like, is_container
-from orchestra.arguments import folded_identity
-from orchestra.build_inputs import collect_build_inputs, describe_array
+from orchestra.key.array_like import array_layout, is_array_like, is_container
+from orchestra.calls.arguments import folded_identity
+from orchestra.key.inputs import collect_build_inputs, describe_array
 from orchestra.cache.fingerprint import fingerprint
 from orchestra.cache.store import BuildStore
-from orchestra.fast_call import check_no_aliasing
+from orchestra.calls.fast_path import check_no_aliasing
 from orchestra.toolchain import dace_settings
 
 BACKEND = "dace:cpu"

@@ -90,7 +90,7 @@ def strides_of(arrays) -> list:
 
 def built_layout(program, arrays, scalars, keywords):
     """Strides of the arrays the program serving this call was built with (None: this call builds one)."""
-    from orchestra.arguments import folded_identity
+    from orchestra.calls.arguments import folded_identity
 
     args, kwargs = program._binder.complete((*arrays, *scalars), keywords)
     if program._program is None:
@@ -180,7 +180,7 @@ def test_omitted_default_is_not_frozen_into_the_program(tmp_path):
 
 
 def test_scalar_of_a_lossy_type_is_refused_with_a_scalar_message():
-    from orchestra.fast_call import _check_scalar
+    from orchestra.calls.fast_path import _check_scalar
 
     _check_scalar("dt", np.float32(0.5), np.dtype(np.float64))  # lossless: accepted
     _check_scalar("n", True, np.dtype(np.int64))

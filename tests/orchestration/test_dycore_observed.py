@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from orchestra.replay.recording import MANIFEST_NAME
+from orchestra.observe.replay.recording import MANIFEST_NAME
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZE, NZ = 12, 4
@@ -67,7 +67,7 @@ def test_the_dycore_records_and_replays_bitwise(dycore):
 def test_kernel_bytes_match_the_traffic_model(dycore, monkeypatch):
     import dace
 
-    from orchestra.kernel_profile import stencil_sources
+    from orchestra.observe.kernel_profile import stencil_sources
     from orchestra.passes.kernel_timers import kernel_traffic
 
     _model, program, _folder, _h = dycore

@@ -1,11 +1,11 @@
-"""The first-call summary line (orchestra.first_call_report): what it says, and who collects."""
+"""The first-call summary line (orchestra.observe.first_call_report): what it says, and who collects."""
 
 from __future__ import annotations
 
 import datetime
 
-from orchestra import first_call_report
-from orchestra.first_call_report import FirstCall, Obtained, collecting, record, summary
+from orchestra.observe import first_call_report
+from orchestra.observe.first_call_report import FirstCall, Obtained, collecting, record, summary
 
 TIMES = {"parse": 1.0, "optimize": 2.0, "compile": 3.0}
 STARTED = datetime.datetime(2026, 11, 26, 7, 0, 0, 600000, tzinfo=datetime.timezone.utc)

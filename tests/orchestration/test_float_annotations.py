@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from orchestra import DaceConfig, FrozenStencil, orchestrate
-from orchestra.arguments import CallBinder, settle_float
+from orchestra.calls.arguments import CallBinder, settle_float
 from orchestra.errors import ConfigurationError
 from tests.idioms import stencils as st
 

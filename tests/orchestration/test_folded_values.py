@@ -2,7 +2,7 @@
 
 DaCe folds what a program reads through ``self`` (a factor, a loop count, a
 flag, an element of a list or dict) and module constants into the generated
-code, at every depth of the call tree. Before :mod:`orchestra.folded_values`
+code, at every depth of the call tree. Before :mod:`orchestra.key.folded_values`
 only the first call's values were keyed and nothing compared them again: a
 model that changed ``self.a`` after its first call kept running the program
 built for the old value while ``Python`` mode used the new one. Each call
@@ -140,7 +140,7 @@ def test_run_mode_refuses_a_value_it_has_no_build_for(tmp_path):
 
 
 def test_the_guard_lists_each_folded_value_once(tmp_path):
-    from orchestra.folded_values import FoldedValues
+    from orchestra.key.folded_values import FoldedValues
 
     _set_offset(0.5)
     model, (x, y) = Outer(_config("BuildAndRun", tmp_path)), _fields()

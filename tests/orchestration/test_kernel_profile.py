@@ -19,7 +19,7 @@ from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
 
 from orchestra import DaceConfig, FrozenStencil, OrchestraError, orchestrate
 from orchestra.errors import ConfigurationError
-from orchestra.kernel_profile import kernel_report
+from orchestra.observe.kernel_profile import kernel_report
 
 FloatField = Field[np.float64]
 SHAPE = (10, 9, 4)  # arrays, halo of 1 around the domain

@@ -2,7 +2,7 @@
 
 DaCe records, on every node added without an explicit ``debuginfo``, the
 file and line of the code that added it, found with ``inspect.stack()``
-(``orchestra.line_info``). Inside :func:`cheap_line_info` the same line must
+(``orchestra.toolchain.line_info``). Inside :func:`cheap_line_info` the same line must
 be recorded, from the same frame, an explicit line kept, ``"none"`` honoured,
 and DaCe's own function back in place after the block.
 """
@@ -13,7 +13,7 @@ import dace
 import pytest
 from dace.sdfg import state as dace_state
 
-from orchestra.line_info import cheap_line_info, replaceable
+from orchestra.toolchain.line_info import cheap_line_info, replaceable
 from orchestra.toolchain import dace_settings
 
 
@@ -33,7 +33,7 @@ def _as_tuple(info) -> tuple:
 
 def test_dace_function_is_the_one_replaced():
     assert replaceable(dace_state._get_debug_info), (
-        "DaCe's _get_debug_info changed: check orchestra.line_info against the new DaCe before replacing it"
+        "DaCe's _get_debug_info changed: check orchestra.toolchain.line_info against the new DaCe before replacing it"
     )
     assert not replaceable(lambda explicit: explicit)
 

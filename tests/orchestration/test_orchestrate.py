@@ -190,7 +190,7 @@ def test_verbose_build_saves_every_stage_and_a_memory_report(tmp_path):
 def test_stencils_differing_only_in_externals_both_enter_the_key(cache_root):
     from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
 
-    from orchestra.build_inputs import collect_build_inputs
+    from orchestra.key.inputs import collect_build_inputs
     from orchestra.orchestrate import OrchestratedProgram
 
     def scaled(q: Field[float]):

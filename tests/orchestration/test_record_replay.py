@@ -25,7 +25,7 @@ import pytest
 from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
 
 from orchestra import DaceConfig, FrozenStencil, dace_inhibitor, orchestrate
-from orchestra.replay.recording import MANIFEST_NAME, sha256
+from orchestra.observe.replay.recording import MANIFEST_NAME, sha256
 
 FloatField = Field[np.float64]
 SHAPE = (8, 7, 3)

@@ -7,7 +7,7 @@ Python body and each component is a program of its own: results equal
 program of the model, and changing one component's folded weight (an edit of
 that component) rebuilds that component alone. A stencil called from a body
 that runs as Python is a one-stencil program of its own
-(:mod:`orchestra.python_body_stencils`). ``split_depth=2`` runs the
+(:mod:`orchestra.stencils.python_body`). ``split_depth=2`` runs the
 components' bodies too, each stencil call through that program.
 ``split_at=("Target",)`` splits by class name: only the calls on the way to a
 ``Target`` run as Python; ``split_at=("edited",)`` lets the cache name the classes.
@@ -287,7 +287,7 @@ def test_a_whole_rebuild_for_an_edit_inside_a_component_hints_at_split_at_edited
 
 
 def _first_call(messages: list[str]) -> str:
-    """The one first-call summary of the model's call (orchestra.first_call_report), after its duration."""
+    """The one first-call summary of the model's call (orchestra.observe.first_call_report), after its duration."""
     lines = [m for m in messages if m.startswith("Tree.__call__: first call ")]
     assert len(lines) == 1, messages
     return lines[0].split(" s: ", 1)[1]
@@ -329,7 +329,7 @@ def _inputs(**changes) -> dict:
     ({"arguments": {"x": "f4[6,5,3]"}}, None),  # anything outside the call tree
 ])
 def test_edited_classes_names_the_components_holding_every_difference(changes, expected):
-    from orchestra.split_builds import edited_classes
+    from orchestra.pipeline.split_builds import edited_classes
 
     classes = {"m.A.__call__": {"A"}, "m.B.__call__": {"B"}}
     found = edited_classes(_inputs(**changes), _inputs(), classes)
@@ -376,7 +376,7 @@ class KeywordModel:
 def test_a_stencil_called_from_a_python_body_is_a_program_of_its_own_and_outside_one_a_gt4py_stencil(
     tmp_path, caplog
 ):
-    from orchestra.python_body_stencils import body_program
+    from orchestra.stencils.python_body import body_program
 
     expected = _run(tmp_path / "python", mode="Python", model_class=KeywordModel)
     with caplog.at_level(logging.INFO, logger="orchestra"):
@@ -397,8 +397,8 @@ def test_the_edited_split_compares_with_the_earlier_build_that_differs_inside_th
     """An older build closer by its number of differences, but different outside the components, is passed over."""
     from types import SimpleNamespace
 
-    from orchestra.distributed import BuildCoordinator
-    from orchestra.split_builds import agreed_edited_split, edit_hint
+    from orchestra.distributed.coordinator import BuildCoordinator
+    from orchestra.pipeline.split_builds import agreed_edited_split, edit_hint
 
     def build(key: str, inputs: dict) -> SimpleNamespace:
         return SimpleNamespace(key=key, manifest=SimpleNamespace(inputs=inputs))

@@ -1,6 +1,6 @@
 """Orchestrated code refuses the stencil arguments Python mode refuses, with one clear message.
 
-Before the check (:mod:`orchestra.stencil_arguments`) a float64 array passed
+Before the check (:mod:`orchestra.stencils.arguments`) a float64 array passed
 for a ``Field[np.float32]`` and an int64 array for a float64 field were
 computed on orchestrated (Python mode raises ``TypeError``), and an array too
 small for origin + domain + offsets failed in DaCe with a memlet error naming

@@ -21,7 +21,7 @@ from gt4py.cartesian.backend import dace_backend, module_generator
 from gt4py.cartesian.gtscript import PARALLEL, I, Field, computation, horizontal, interval, region
 
 from orchestra import FrozenStencil
-from orchestra.stencil_cache import arguments_path, argument_data, stencil_lock
+from orchestra.stencils.stencil_cache import arguments_path, argument_data, stencil_lock
 
 FloatField = Field[np.float64]
 PARAMETERS = ["a", "b", "far", "c", "unused"]

@@ -1,4 +1,4 @@
-"""The OpenMP thread plan: a rank's share of its node's cores, unless the user chose (orchestra/threads.py).
+"""The OpenMP thread plan: a rank's share of its node's cores, unless the user chose (orchestra/distributed/threads.py).
 
 The MPI side (9 ranks on this host, the threads each loaded program would
 start) is tested in tests/distributed/test_mpi_build.py.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestra.threads import CoreShare, core_share, plan_threads, requested_threads
+from orchestra.distributed.threads import CoreShare, core_share, plan_threads, requested_threads
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ import numpy as np
 from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
 
 from orchestra import DaceConfig, FrozenStencil, dace_inhibitor, orchestrate, timing_report
-from orchestra.timings import OVERHEAD_PARTS, summarize
+from orchestra.observe.timings import OVERHEAD_PARTS, summarize
 
 FloatField = Field[np.float64]
 SHAPE = (6, 5, 3)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from orchestra.cache.manifest import Manifest
-from orchestra.staging import StagingArea, staging_area_from_environment
-from orchestra.staging.copy import StagingError, copy_verified, damage_of, files_to_stage
+from orchestra.distributed.staging import StagingArea, staging_area_from_environment
+from orchestra.distributed.staging.copy import StagingError, copy_verified, damage_of, files_to_stage
 
 LIBRARY = "build/libmodel.so"
 

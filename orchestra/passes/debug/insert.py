@@ -124,14 +124,7 @@ class InsertDebugChecks(ppl.Pass):
 
         sdfg, state = group[0].sdfg, group[0].state
         label = f"orchestra_debug_k{group[0].index}"
-        plans = []
-        for kernel in group:
-            fields = []
-            for field in kernel.fields:
-                what = self.field_checks(field, sdfg.arrays[field.data])
-                if what:
-                    fields.append((field, what))
-            plans.append((kernel, fields))
+        plans = [(kernel, self._checked_fields(kernel, sdfg)) for kernel in group]
         if on_gpu:
             state = state.parent_graph.add_state_after(state, label=f"{label}_sync")
             state.add_tasklet(
@@ -180,6 +173,15 @@ class InsertDebugChecks(ppl.Pass):
         for data, connector in connectors.items():
             node, name = sources[data]
             check_state.add_edge(node, None, tasklet, connector, dace.Memlet.from_array(name, sdfg.arrays[name]))
+
+    def _checked_fields(self, kernel: Kernel, sdfg: Any) -> list[tuple[WrittenField, dict[str, Any]]]:
+        """The fields ``kernel`` writes that a selected check looks at, each with what to check."""
+        fields = []
+        for field in kernel.fields:
+            what = self.field_checks(field, sdfg.arrays[field.data])
+            if what:
+                fields.append((field, what))
+        return fields
 
     def _host_view(self, sdfg: Any, state: Any, data: str, subset: Any) -> tuple[Any, str]:
         """An access node the host can read ``data`` from: itself, or a host mirror of a GPU array.

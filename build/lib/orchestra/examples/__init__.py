@@ -1,1 +1,0 @@
-"""Small example models orchestra is tested and benchmarked with."""

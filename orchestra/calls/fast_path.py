@@ -1,0 +1,369 @@
+"""The fast call path of a loaded orchestrated program.
+
+Marshalling arguments for a ``CompiledSDFG`` (descriptors, callback
+trampolines) costs far more than a small model step. A :class:`FastCaller`
+marshals once and reuses the marshalled argument vector while every argument
+is *the same object* as last time (scalars: an equal value of the same type).
+The caller keeps references to the marshalled objects, so their addresses
+cannot be reused by other objects and a referenced numpy array cannot be
+resized in place: object identity implies the same data pointer, shape and
+strides. Reallocating an array (or replacing a state attribute) gives a new
+object and triggers a fresh, validated marshalling, never a stale pointer.
+
+An array container (:func:`orchestra.key.array_like.is_container`, e.g. NDSL's
+``Quantity``) is the exception: the same container may wrap another array
+after ``quantity.data = new_array``. For each container marshalled, the fast
+path also compares the container's data token (pointer, shape, strides,
+dtype, read from its array interface) on every call; a changed token
+triggers the same validated marshalling. Arrays are described (shape, dtype,
+strides, memory range) by :func:`orchestra.key.array_like.array_layout` only
+when marshalling.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+import numpy as np
+
+from orchestra.key.array_like import ArrayLayout, array_layout, data_token, is_container
+from orchestra.errors import StaleArgumentsError
+from orchestra.key.folded_values import expression_reader
+from orchestra.frontend.closure_arrays import shared_arrays
+from orchestra.observe.timings import ProgramClock
+from orchestra.toolchain import dace_settings
+
+if TYPE_CHECKING:
+    from orchestra.observe.replay.record import CallRecorder
+
+_SCALAR_TYPES = (int, float, bool, complex)
+
+
+def _same(current: list, last: list) -> bool:
+    if len(current) != len(last):
+        return False
+    for a, b in zip(current, last):
+        if a is not b and not (type(a) is type(b) and isinstance(a, _SCALAR_TYPES) and a == b):
+            return False
+    return True
+
+
+def _fast_getter(getter: Callable[[], Any]) -> Callable[[], Any]:
+    """An equivalent of DaCe's closure-array getter that does not re-compile per call.
+
+    DaCe 2.0.0a10 reads a closure array (``self.grid.rarea``) with
+    ``lambda: eval(qualname, resolver.globals)``: every call copies the
+    program's globals into a filtered dict and compiles the expression again
+    (~20 us per array, ~1 ms per call of the dycore). The equivalent here
+    reads the expression in the same namespace with
+    :func:`orchestra.key.folded_values.expression_reader` (an attribute chain
+    such as ``self.grid.rarea`` directly, about 0.1 us), so attributes are
+    still read at call time (a replaced array is seen). Any getter of another
+    shape (DaCe also returns fixed objects) is kept.
+    """
+    code = getattr(getter, "__code__", None)
+    if code is None or code.co_freevars != ("qualname", "self") or getter.__closure__ is None:
+        return getter
+    qualname, resolver = (cell.cell_contents for cell in getter.__closure__)
+    try:
+        namespace = resolver.globals  # filtered once: the parse is over, its scope is fixed
+    except AttributeError:
+        return getter
+    if not isinstance(qualname, str) or not isinstance(namespace, dict):
+        return getter
+    return expression_reader(qualname, {}, namespace)  # its objects are fixed: read as locals, bound once
+
+
+def _check_scalar(name: str, value: Any, dtype: np.dtype) -> None:
+    """A scalar argument must convert to the program's scalar type without changing kind.
+
+    ``Python`` mode converts a stencil's scalar argument to the type the
+    stencil declares, and so does the program: a float32 value given where
+    the program was built with a Python float (float64) computes the same.
+    A conversion to another kind (a float to an integer, a complex to a
+    float) would silently change the value, so it is refused; so is a
+    numpy value of a wider type (float64 into a float32 program).
+    """
+    if not isinstance(value, (numbers.Number, np.generic)) or isinstance(value, np.ndarray):
+        raise StaleArgumentsError(
+            f"argument {name!r} is a scalar of type {dtype} in the program, but this call gives "
+            f"{type(value).__name__}: pass a number (the program was built for one)"
+        )
+    given = value.dtype if isinstance(value, np.generic) else np.result_type(type(value))
+    rule = "safe" if isinstance(value, np.generic) else "same_kind"
+    if not np.can_cast(given, dtype, rule):
+        raise StaleArgumentsError(
+            f"argument {name!r} is a {dtype} scalar in the program, but this call gives "
+            f"{type(value).__name__} {value!r}, which does not convert to {dtype} without loss; pass a "
+            f"value of type {dtype} (or call the program with this type on its first call, so that it is "
+            "built for it)"
+        )
+
+
+def _data_range(value: Any) -> tuple[int, int] | None:
+    """[first byte, last byte + 1) of an array-like's memory, None for anything else (numpy scalars included)."""
+    layout = array_layout(value)
+    return layout.byte_range() if layout is not None else None
+
+
+def _check_layout(name: str, layout: ArrayLayout, desc: Any) -> None:
+    """An array argument must have the shape, dtype and strides (elements) the program was built for."""
+    expected = tuple(int(n) for n in desc.shape)
+    dtype = desc.dtype.as_numpy_dtype()
+    if layout.shape != expected or layout.dtype != dtype:
+        raise StaleArgumentsError(
+            f"argument {name!r} has shape {layout.shape} and dtype {layout.dtype}, but the "
+            f"program was built for shape {expected} and dtype {dtype}; "
+            "arrays may be reallocated between calls but not resized: rebuild for the new sizes"
+        )
+    # the stride of an axis of extent 1 is never used (DaCe may normalise it)
+    strides = tuple(s for s, n in zip(layout.strides, layout.shape) if n > 1)
+    expected_strides = tuple(int(s) for s, n in zip(desc.strides, expected) if n > 1)
+    if strides != expected_strides:
+        raise StaleArgumentsError(
+            f"argument {name!r} has strides {strides} (elements) but the program was built for "
+            f"{expected_strides}: allocate it with the same layout (same gt4py backend)"
+        )
+
+
+def check_no_aliasing(names: list[str], keywords: dict[str, Any], shown: Optional[dict[str, str]] = None) -> None:
+    """No two of a program's arrays (arguments, and arrays read through ``self``) may share memory.
+
+    ``Python`` mode runs stencils one by one, so an array passed twice (or two
+    overlapping views, or an argument the model also holds as ``self.q``) is
+    read and written in call order; the compiled program may keep values in
+    registers or reorder the stencils' loops, assuming its arrays are
+    distinct. Refused rather than risked. (Objects over exactly the same
+    memory read through ``self``, such as a ``Quantity`` and its ``.data``,
+    are one array of the program: :mod:`orchestra.frontend.closure_arrays`.)
+    ``shown`` names each array in the message (default: ``argument 'name'``).
+    """
+    shown = shown or {}
+    ranges = [(name, _data_range(keywords.get(name))) for name in names]
+    ranges = sorted((r, name) for name, r in ranges if r is not None)
+    for (first, first_name), (second, second_name) in zip(ranges, ranges[1:]):
+        if second[0] < first[1]:
+            one, other = (shown.get(name, f"argument {name!r}") for name in (first_name, second_name))
+            raise StaleArgumentsError(
+                f"{one} and {other} share memory (the same array, or overlapping views of one); an "
+                "orchestrated program assumes its arrays are distinct, so the result could differ from "
+                "Python mode: pass a copy of one of them, or use one name for the array throughout"
+            )
+
+
+class FastCaller:
+    """Calls a loaded program with the arguments of the orchestrated method.
+
+    Args:
+        program: the DaceProgram, after closure resolution (knows how to read
+            arrays through ``self``).
+        compiled_sdfg: the loaded library.
+        clock: per-call timings (:mod:`orchestra.observe.timings`): laps ``marshal``
+            and ``library`` and times each callback; None: nothing timed.
+        origin: where the library comes from (cache key, entry folder,
+            library file, cache root), written into a recording's manifest.
+    """
+
+    def __init__(
+        self, program: Any, compiled_sdfg: Any, clock: Optional[ProgramClock] = None, origin: Optional[dict] = None
+    ) -> None:
+        self._compiled = compiled_sdfg
+        self.origin = dict(origin or {})
+        sdfg = compiled_sdfg.sdfg
+        constant = set(program.constant_args)
+        self._argnames = list(program.argnames)
+        self._runtime_argnames = [name for name in self._argnames if name not in constant]
+        self._constant_args = constant
+        self._closure_names = list(program.closure_arg_mapping)
+        closure_arrays = getattr(program.resolver, "closure_arrays", None) or {}
+        #: how an array is named in messages: ``argument 'q'``, or the expression it is read by (``self.tmp``)
+        self._shown = {name: str(closure_arrays[name][0]) for name in self._closure_names if name in closure_arrays}
+        self._shared = shared_arrays(program.resolver)  # expressions made one array with another's
+        self._closure_getters = [_fast_getter(g) for g in program.closure_arg_mapping.values()]
+        resolver = program.resolver
+        self._callbacks = {name: entry[1] for name, entry in resolver.callbacks.items()} if resolver else {}
+        self._clock = clock
+        if clock is not None:  # each callback adds its time to its own part
+            expressions = {name: entry[0] for name, entry in resolver.callbacks.items()} if resolver else {}
+            self._callbacks = {
+                name: clock.timed_callback(str(expressions.get(name, name)), function)
+                for name, function in self._callbacks.items()
+            }
+        self._callback_mapping = dict(sdfg.callback_mapping)
+        signature = list(sdfg.arglist().keys())
+        self._descriptors = {name: sdfg.arrays[name] for name in signature if name in sdfg.arrays}
+        self._has_return = any(name.startswith("__return") for name in sdfg.arrays)
+        self._last_values: list | None = None
+        self._containers: tuple[tuple[int, tuple], ...] = ()
+        self._replaced_cursor = 0  # where closure_replaced(at_most) goes on
+        self.marshal_count = 0
+
+    def _current_values(self, args: tuple, kwargs: dict) -> list:
+        """This call's runtime arguments then closure arrays, in a fixed order."""
+        if not kwargs and len(args) == len(self._argnames) and not self._constant_args:
+            values = list(args)
+        else:
+            given = dict(zip(self._argnames, args))
+            given.update(kwargs)
+            values = [given[name] for name in self._runtime_argnames]  # complete: see orchestra.calls.arguments
+        values.extend(getter() for getter in self._closure_getters)
+        return values
+
+    def _as_keywords(self, values: list) -> dict[str, Any]:
+        keywords = dict(zip(self._runtime_argnames + self._closure_names, values))
+        keywords.update(self._callbacks)
+        for name, target in self._callback_mapping.items():
+            keywords[name] = keywords[target]
+        return keywords
+
+    def _validate(self, keywords: dict[str, Any]) -> None:
+        check_no_aliasing(self._runtime_argnames + self._closure_names, keywords, self._shown)
+        for name, desc in self._descriptors.items():
+            value = keywords.get(name)
+            if type(desc).__name__ == "Scalar":
+                _check_scalar(name, value, desc.dtype.as_numpy_dtype())
+                continue
+            if value is None or not hasattr(desc, "shape"):
+                continue
+            layout = array_layout(value)
+            if layout is not None:
+                _check_layout(name, layout, desc)
+
+    def _check_shared(self) -> None:
+        """Expressions the program reads as one array must still be one memory (most programs have none)."""
+        for shared in self._shared:
+            reason = shared.diverged()
+            if reason is not None:
+                raise StaleArgumentsError(reason)
+
+    def _watch_containers(self, values: list) -> tuple[tuple[int, tuple], ...]:
+        """(position, data token) of each container among ``values``: its wrapped array may be replaced."""
+        return tuple((index, data_token(value)) for index, value in enumerate(values) if is_container(value))
+
+    def _containers_moved(self, values: list) -> bool:
+        """Whether a container marshalled last time now wraps other data (or another layout)."""
+        return any(data_token(values[index]) != token for index, token in self._containers)
+
+    def __call__(self, args: tuple, kwargs: dict) -> Any:
+        if self._shared:
+            self._check_shared()
+        values = self._current_values(args, kwargs)
+        compiled = self._compiled
+        if (
+            self._last_values is None
+            or not _same(values, self._last_values)
+            or (self._containers and self._containers_moved(values))
+        ):
+            keywords = self._as_keywords(values)
+            self._validate(keywords)
+            with dace_settings():
+                compiled._lastargs = compiled.construct_arguments(**keywords)
+            self._last_values = values  # keeps the marshalled objects alive
+            self._containers = self._watch_containers(values)
+            self.marshal_count += 1
+        clock = self._clock
+        if clock is not None:
+            clock.lap("marshal")
+        compiled.fast_call(*compiled._lastargs)
+        if clock is not None:
+            clock.lap("library")
+        if self._has_return:
+            return _own_copies(compiled.convert_return_values())
+        return None
+
+    def record_call(self, args: tuple, kwargs: dict, recorder: "CallRecorder") -> Any:
+        """One call, recorded by ``recorder`` (:mod:`orchestra.observe.replay.record`); computes what ``__call__`` does.
+
+        Marshals afresh with each callback wrapped by the recorder (around the
+        clock's timing wrapper, if any), and forgets that marshalling
+        afterwards: the next call marshals again with the plain callbacks.
+        """
+        self._check_shared()
+        values = self._current_values(args, kwargs)
+        keywords = self._as_keywords(values)
+        self._validate(keywords)
+        for name in self._callbacks:
+            keywords[name] = recorder.wrap(name, keywords[name])
+        for name, target in self._callback_mapping.items():
+            keywords[name] = keywords[target]
+        compiled = self._compiled
+        try:
+            with dace_settings():
+                compiled._lastargs = compiled.construct_arguments(**keywords)
+            self._last_values = None  # the next call marshals with the plain callbacks
+            self.marshal_count += 1
+            returned = getattr(compiled, "_retarray_shapes", ())
+            keywords.update((desc[0], array) for desc, array in zip(returned, compiled._return_arrays))
+            callbacks = set(self._callbacks) | set(self._callback_mapping)
+            recorder.before(keywords, compiled.sdfg.arglist(), callbacks)
+            clock = self._clock
+            if clock is not None:
+                clock.lap("marshal")
+            start = time.perf_counter()
+            compiled.fast_call(*compiled._lastargs)
+            seconds = time.perf_counter() - start
+            if clock is not None:
+                clock.lap("library")
+            recorder.after(keywords)
+            recorder.finish(self.origin, seconds)
+        except BaseException:
+            recorder.abandon()
+            raise
+        if self._has_return:
+            return _own_copies(compiled.convert_return_values())
+        return None
+
+    @property
+    def has_callbacks(self) -> bool:
+        """Whether the program calls back into Python (which may change what the model holds)."""
+        return bool(self._callbacks)
+
+    def closure_replaced(self, at_most: int) -> Optional[str]:
+        """An array read through ``self`` that is not the one the last call marshalled (None: none found).
+
+        Compares ``at_most`` arrays, the next ones in turn on each call
+        (reading an array again costs about 0.1-0.2 us; the dycore reads 57).
+        """
+        last = self._last_values
+        getters = self._closure_getters
+        if last is None or not getters:
+            return None
+        start = len(last) - len(getters)
+        for _ in range(min(at_most, len(getters))):
+            index = self._replaced_cursor
+            self._replaced_cursor = (index + 1) % len(getters)
+            if getters[index]() is not last[start + index]:
+                name = self._closure_names[index]
+                return self._shown.get(name, name)
+        if self._containers and self._containers_moved(last):
+            return "the data of an array container the program reads"
+        return None
+
+    def raw_call(self) -> None:
+        """Call the library with the last marshalled arguments (benchmarks only)."""
+        self._compiled.fast_call(*self._compiled._lastargs)
+
+    @property
+    def compiled_sdfg(self) -> Any:
+        """The loaded library (DaCe's CompiledSDFG) this caller calls."""
+        return self._compiled
+
+    @compiled_sdfg.setter
+    def compiled_sdfg(self, compiled: Any) -> None:  # the kernel profile ends a library (orchestra.observe.kernel_profile)
+        self._compiled = compiled
+
+
+def _own_copies(returned: Any) -> Any:
+    """The caller's own copies of what the library returned.
+
+    DaCe hands back the same return arrays on every call (they are part of
+    the marshalled arguments), so a value kept from one call changed with the
+    next (a probe: ``r = model(...)``, then ``model(...)`` again, and ``r``
+    held the second call's value; ``Python`` mode's ``r`` keeps its own).
+    """
+    if isinstance(returned, tuple):
+        return tuple(_own_copies(value) for value in returned)
+    copy = getattr(returned, "copy", None)
+    return copy() if callable(copy) else returned
