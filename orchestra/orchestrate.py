@@ -35,6 +35,7 @@ from orchestra.calls.arguments import (
 )
 from orchestra.calls.fast_path import FastCaller
 from orchestra.calls.mid_call_changes import report_mid_call_changes
+from orchestra.calls.returns import ReturnedObjects
 from orchestra.config import DaceConfig, ensure_log_handler
 from orchestra.distributed.coordinator import BuildCoordinator, mpi_comm_or_none
 from orchestra.distributed.threads import settle_threads

@@ -27,7 +27,7 @@ from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
 
 from orchestra import DaceConfig, FrozenStencil, orchestrate
 
-orchestrate_module = importlib.import_module("orchestra.orchestrate")  # the package's `orchestrate` is the function
+split_builds_module = importlib.import_module("orchestra.pipeline.split_builds")
 
 FloatField = Field[np.float64]
 SHAPE = (6, 5, 3)
@@ -80,7 +80,7 @@ def _built(caplog) -> list[str]:
 
 
 def test_a_split_build_is_a_program_per_component_and_an_edit_rebuilds_one(tmp_path, caplog, monkeypatch):
-    monkeypatch.setattr(orchestrate_module, "_SPLIT_LOGGED", set())  # logged once per program name and process
+    monkeypatch.setattr(split_builds_module, "_SPLIT_LOGGED", set())  # logged once per program name and process
     expected = _run(tmp_path / "python", mode="Python")
     with caplog.at_level(logging.INFO, logger="orchestra"):
         split = _run(tmp_path / "cache")
@@ -154,7 +154,7 @@ def _run_tree(cache: Path, mode: str = "BuildAndRun", weight: float = 0.25) -> l
 
 
 def test_split_at_builds_the_named_component_alone_and_its_siblings_whole(tmp_path, caplog, monkeypatch):
-    monkeypatch.setattr(orchestrate_module, "_SPLIT_LOGGED", set())
+    monkeypatch.setattr(split_builds_module, "_SPLIT_LOGGED", set())
     expected = _run_tree(tmp_path / "python", mode="Python")
     with caplog.at_level(logging.INFO, logger="orchestra"):
         split = _run_tree(tmp_path / "cache")
@@ -191,7 +191,7 @@ class OwnerTree:
 
 
 def test_split_at_does_not_walk_back_up_through_a_parent_reference(tmp_path, caplog, monkeypatch):
-    monkeypatch.setattr(orchestrate_module, "_SPLIT_LOGGED", set())
+    monkeypatch.setattr(split_builds_module, "_SPLIT_LOGGED", set())
     expected = _run(tmp_path / "python", mode="Python", split_depth=0, model_class=OwnerTree)
     with caplog.at_level(logging.INFO, logger="orchestra"):
         got = _run(tmp_path / "cache", split_depth=0, model_class=OwnerTree, split_at=("Target",))
@@ -224,7 +224,7 @@ def test_split_at_edited_rebuilds_the_edited_component_and_nothing_when_the_whol
     """A whole build first; after an edit of the Target's weight only the components running its code split off."""
 
     def run(weight: float) -> tuple[list[np.ndarray], list[str], list[str]]:
-        monkeypatch.setattr(orchestrate_module, "_SPLIT_LOGGED", set())
+        monkeypatch.setattr(split_builds_module, "_SPLIT_LOGGED", set())
         caplog.clear()
         with caplog.at_level(logging.INFO, logger="orchestra"):
             got = _run(tmp_path / "cache", split_depth=0, first_weight=weight, model_class=Tree, split_at=("edited",))
