@@ -103,7 +103,7 @@ def test_every_call_of_a_real_parse_gets_dace_s_answer(tmp_path, monkeypatch):
 
     import orchestra.frontend.symbol_inference as inference
     from orchestra import DaceConfig
-    from tests.orchestration.test_lowering_processes import Model, _expected, _inputs
+    from tests.pipeline.test_lowering_processes import Model, _expected, _inputs
 
     monkeypatch.setitem(gt_config.cache_settings, "root_path", str(tmp_path / "gt"))
     dace_original = dace_parser.infer_symbols_from_datadescriptor

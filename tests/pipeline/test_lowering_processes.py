@@ -188,7 +188,7 @@ def test_a_stencil_other_processes_cannot_make_again_is_left_to_the_builder(tmp_
 _PRINT_ID = """
 import sys
 {imports}
-from tests.orchestration.test_lowering_processes import _stencil
+from tests.pipeline.test_lowering_processes import _stencil
 print("ID", _stencil(0.25).build_identity()["gt_id"])
 """
 
