@@ -246,9 +246,9 @@ class OrchestratedProgram:
     def _call(self, args: tuple, kwargs: dict) -> Any:
         depth = split_depth()
         if self.split.runs_body(depth):
-            return self.split.run_body(depth, self._body(args, kwargs), orchestrate)
+            return self.split.roots(args, kwargs).run_body(depth, self._body(args, kwargs), orchestrate)
         if self.split.edited:
-            return self.split.run_edited(depth, self._body(args, kwargs), orchestrate)
+            return self.split.roots(args, kwargs).run_edited(depth, self._body(args, kwargs), orchestrate)
         clock = self.clock
         if clock is not None:
             clock.start()
@@ -269,7 +269,9 @@ class OrchestratedProgram:
                 return None
             caller = self._obtain(args, kwargs)
             if caller is None:
-                return self.split.run_edited(depth, self._body(args, kwargs), orchestrate) if self.split.edited else None
+                if not self.split.edited:
+                    return None
+                return self.split.roots(args, kwargs).run_edited(depth, self._body(args, kwargs), orchestrate)
             if self.config.profile == "kernels":
                 kernel_profile.register(self.label, caller, Path(caller.origin["entry"]), self.dace_program())
             program = self.dace_program()

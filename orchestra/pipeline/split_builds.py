@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional
 import numpy as np
 
 from orchestra.config import ensure_log_handler
+from orchestra.pipeline.restore_on_miss import restoring_on_miss
 from orchestra.stencils.python_body import reset_body_config, set_body_config
 
 if TYPE_CHECKING:
@@ -85,6 +86,8 @@ class SplitRole:
         self._held: Optional[tuple[tuple[str, ...], Optional[str]]] = None
         #: split_at edited: the classes this program's calls split at (None: not decided yet; empty: no split)
         self.edited: Optional[tuple[str, ...]] = None
+        self._ran = False  #: the body ran once (a Run job's first call restores its arrays on a miss)
+        self._roots: tuple = ()
 
     def runs_body(self, depth: int) -> bool:
         """This call runs its Python body: less than ``split_depth`` deep, or holding a component split at."""
@@ -121,6 +124,11 @@ class SplitRole:
             log.info("%s: split_at %s: one program, as %s", self.label, EDITED, reason)
         return bool(self.edited)
 
+    def roots(self, args: tuple, kwargs: dict) -> "SplitRole":
+        """Note what this call can write (its arguments and the model object), for :meth:`run_body`."""
+        self._roots = (*args, *kwargs.values(), self.method_object)
+        return self
+
     def run_body(self, depth: int, body: Callable[[], Any], orchestrate: Callable) -> Any:
         """A split build's outer call: ``body`` (the method's Python body), as in ``Python`` mode.
 
@@ -129,6 +137,10 @@ class SplitRole:
         stencils run as one-stencil programs (made with ``orchestrate``).
         """
         self._log_once(depth)
+        if depth == 0 and not self._ran and self.config.orchestration.value == "Run":
+            self._ran = True
+            return restoring_on_miss(self._roots, lambda: self.run_body(depth, body, orchestrate))
+        self._ran = True
         token, config = _SPLIT_DEPTH.set(depth + 1), set_body_config(self.config, orchestrate)
         running = _RUNNING_BODIES.set(_RUNNING_BODIES.get() + (self.method_object,))
         try:

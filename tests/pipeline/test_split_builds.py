@@ -481,3 +481,20 @@ def test_a_run_under_a_split_setting_advises_what_that_setting_allows(tmp_path):
 
     with pytest.raises(MissingBuildError, match=r"same split setting and FV3_DACEMODE=BuildAndRun"):
         _run(tmp_path, "Run", model_class=UsesRelaxThreeWays)
+
+
+def test_a_run_missing_a_split_part_leaves_the_callers_arrays_as_they_were(tmp_path):
+    """Build the model split, then give the second component a new weight: Run misses it after the first ran."""
+    from orchestra import MissingBuildError
+
+    _run(tmp_path, "BuildAndRun", split_depth=1)
+    config = DaceConfig(backend="dace:cpu", orchestration="Run", cache_root=tmp_path, split_depth=1)
+    model = Model(config, 0.25)
+    model.second.weight = 0.375  # the second part has no build now; the first part and the model's stencil do
+    rng = np.random.default_rng(3)
+    arrays = [rng.random(SHAPE) for _ in range(2)]
+    before = [array.copy() for array in arrays]
+    with pytest.raises(MissingBuildError, match=r"Nothing of this call was kept"):
+        model(*arrays)
+    for was, now in zip(before, arrays):
+        assert np.array_equal(was, now)
