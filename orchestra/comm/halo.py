@@ -45,7 +45,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Protocol, Sequence
 
 import numpy as np
 
@@ -53,8 +53,25 @@ from orchestra.comm.array_module import array_module
 from orchestra.comm.errors import DecompositionError, HaloExchangeError
 from orchestra.comm.halo_plan import HaloTransfer, Slices, plan_halo
 
-if TYPE_CHECKING:
-    from orchestra.comm.communicator import Communicator
+
+
+class Communicator(Protocol):
+    """What a halo exchange needs of its communicator (:class:`orchestra.comm.communicator.Communicator` is one).
+
+    A protocol, not an import: the communicator creates halo updaters
+    (``communicator.halo_updater(n)``), so the two modules would import each other.
+    """
+
+    rank: int
+    partitioner: Any
+
+    def duplicate(self) -> "Communicator": ...
+
+    def isend(self, buffer: Any, dest: int, tag: int) -> Any: ...
+
+    def irecv(self, buffer: Any, source: int, tag: int) -> Any: ...
+
+    def waitall(self, requests: Sequence[Any]) -> None: ...
 
 #: Set to 1 when MPI can read and write device memory (no host staging).
 CUDA_AWARE_VARIABLE = "ORCHESTRA_CUDA_AWARE_MPI"

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import logging
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from orchestra.cache.causes import likely_causes
 from orchestra.cache.entry import BuildEntry
@@ -39,14 +39,12 @@ from orchestra.pipeline.lower_ahead import START_AFTER_S, lowering_work
 from orchestra.pipeline.lowering_processes import default_process_count, node_share, usable_cores
 from orchestra.observe import first_call_report
 from orchestra.distributed.threads import apply_threads
-from orchestra.pipeline.request import KeyedRequest, key_request, request_for
+from orchestra.pipeline.request import KeyedRequest, OrchestratedCall, key_request, request_for
 from orchestra.pipeline.split_builds import EDITED, edit_hint, split_depth
 from orchestra.toolchain import GpuTarget, dace_settings
 from orchestra.pipeline.stages import LoadedProgram, load
 from orchestra.distributed.staging import load_through_node, staging_area_from_environment
 
-if TYPE_CHECKING:
-    from orchestra.orchestrate import OrchestratedProgram
 
 log = logging.getLogger("orchestra")
 
@@ -220,7 +218,7 @@ class Obtained:
     coordinator: Optional[BuildCoordinator] = None
 
 
-def obtain_program(program: "OrchestratedProgram", args: tuple, kwargs: dict) -> Obtained:
+def obtain_program(program: OrchestratedCall, args: tuple, kwargs: dict) -> Obtained:
     """[a call of ``program``] -> request -> key -> entry (found, or built and published) -> loaded program.
 
     Collective over the job's ranks, except inside a split build's Python body,
@@ -259,7 +257,7 @@ def obtain_program(program: "OrchestratedProgram", args: tuple, kwargs: dict) ->
         return _loaded(program, keyed, store, coordinator, ensured)
 
 
-def _loaded(program: "OrchestratedProgram", keyed: KeyedRequest, store: BuildStore, coordinator: BuildCoordinator,
+def _loaded(program: OrchestratedCall, keyed: KeyedRequest, store: BuildStore, coordinator: BuildCoordinator,
             ensured: Ensured) -> Obtained:
     """Load the entry of ``keyed`` (every rank, collectively) and wrap it in the fast call path."""
     config = program.config

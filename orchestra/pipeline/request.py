@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol
 
 from orchestra.key.inputs import collect_build_inputs
 from orchestra.key.call_tree import callees_in_tree
@@ -24,8 +24,23 @@ from orchestra.pipeline.abstract_arrays import refuse_abstract_arrays
 from orchestra.pipeline.stages import OptimizeOptions
 from orchestra.toolchain import GpuTarget
 
-if TYPE_CHECKING:
-    from orchestra.orchestrate import OrchestratedProgram
+
+
+class OrchestratedCall(Protocol):
+    """What obtaining a program needs of an orchestrated program (:class:`orchestra.orchestrate.OrchestratedProgram`).
+
+    A protocol, not an import: the orchestrated program calls into the
+    pipeline, so the two would import each other.
+    """
+
+    label: str
+    config: Any
+    function: Callable
+    method_object: Any
+    clock: Any
+    split: Any
+
+    def current_program(self, args: Optional[tuple] = None) -> Any: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,7 +85,7 @@ class KeyedRequest:
         return self.request.label
 
 
-def request_for(program: "OrchestratedProgram", args: tuple, kwargs: dict, gpu: Optional[GpuTarget]) -> BuildRequest:
+def request_for(program: OrchestratedCall, args: tuple, kwargs: dict, gpu: Optional[GpuTarget]) -> BuildRequest:
     """[an orchestrated program's call] -> BuildRequest: what to build, with the job's options and code path."""
     config = program.config
     code_path, tile = _code_path(config.communicator)

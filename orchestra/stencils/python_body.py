@@ -30,14 +30,25 @@ import inspect
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
 
 from orchestra.key.array_like import data_token, is_array_like
 from orchestra.cache.durable import replace_atomically
 
 if TYPE_CHECKING:
     from orchestra.config import DaceConfig
-    from orchestra.stencils.frozen import FrozenStencil
+
+
+class FrozenStencil(Protocol):
+    """What a one-stencil program needs of its stencil (:class:`orchestra.stencils.frozen.FrozenStencil` is one).
+
+    A protocol, not an import: a frozen stencil asks this module for its
+    program (:func:`body_program`), so the two modules would import each other.
+    """
+
+    name: str
+    backend: str
+    definition: Callable[..., Any]
 
 #: The function that orchestrates an object (``orchestra.orchestrate.orchestrate``, passed in: this module
 #: sits below it, under :mod:`orchestra.stencils.frozen`).
