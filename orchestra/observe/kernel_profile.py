@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
+from orchestra.observe.timings import world_rank
+
 log = logging.getLogger("orchestra")
 
 #: The environment switch; "kernels" is the one profile there is.
@@ -270,7 +272,7 @@ def _report_at_exit() -> None:
         return
     try:
         profiles = _local_profiles()
-        if _world_rank() != 0:
+        if world_rank() != 0:
             return
         combined = combine([profiles], measured_bandwidth())
         log.info("orchestra kernel profile of this process (ORCHESTRA_PROFILE=kernels; orchestra.kernel_report "
@@ -281,13 +283,6 @@ def _report_at_exit() -> None:
             Path(target).write_text(json.dumps(combined, indent=1))
     except Exception as error:  # at exit: say why there is no table, never a traceback
         log.warning("orchestra kernel profile: no report at exit (%s: %s)", type(error).__name__, error)
-
-
-def _world_rank() -> int:
-    import sys
-
-    mpi = sys.modules.get("mpi4py.MPI")
-    return int(mpi.COMM_WORLD.rank) if mpi is not None else 0
 
 
 atexit.register(_report_at_exit)

@@ -201,12 +201,13 @@ def timing_report(communicator: Any = None, path: Optional[Path] = None) -> Opti
 def _report_at_exit() -> None:
     if _REPORTED or not any(clock.calls or clock.obtaining_calls for clock in _CLOCKS):
         return
-    if _world_rank() == 0:
+    if world_rank() == 0:
         log.info("orchestra timings of rank 0 (call orchestra.timing_report for all ranks):\n%s",
                  format_summary(summarize([local_records()])))
 
 
-def _world_rank() -> int:
+def world_rank() -> int:
+    """This process's rank in MPI's world (0 without mpi4py imported): who prints a report at exit."""
     import sys
 
     mpi = sys.modules.get("mpi4py.MPI")

@@ -25,15 +25,15 @@ MODEL_FILE = Path(__file__).with_name("call_tree_model.py")
 MODULE = "call_tree_model_variant"
 
 
-def load_model_module(text: str, folder: Path) -> Any:
-    """Import ``text`` as the module ``call_tree_model_variant`` (one name for every variant)."""
+def load_model_module(text: str, folder: Path, name: str = MODULE) -> Any:
+    """Import ``text`` as the module ``name`` (default ``call_tree_model_variant``: one name for every variant)."""
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{MODULE}.py"
+    path = folder / f"{name}.py"
     path.write_text(text)
-    sys.modules.pop(MODULE, None)
-    spec = importlib.util.spec_from_file_location(MODULE, path)
+    sys.modules.pop(name, None)
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[MODULE] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 

@@ -14,32 +14,17 @@ Edits that change what a program computes still change it
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from tests.cache.model_variants import key_of
+from tests.cache.model_variants import key_of, load_model_module
 from tests.layout_noise import with_layout_noise
 from tests.idioms.stencils import SHAPE
 
 IDIOMS_FOLDER = Path(__file__).resolve().parents[1] / "idioms"
-
-
-def load_as(text: str, name: str, folder: Path) -> Any:
-    """Import ``text`` as the module ``name`` (the original and its variant under one name: equal keys)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.py"
-    path.write_text(text)
-    sys.modules.pop(name, None)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 class _Recorder:
@@ -84,8 +69,8 @@ def test_the_noise_is_what_it_says():
 
 def test_no_comment_docstring_or_unrelated_function_changes_a_corpus_key(tmp_path):
     text = (IDIOMS_FOLDER / "corpus.py").read_text()
-    original = _corpus_keys(load_as(text, "corpus_layout_variant", tmp_path / "original"))
-    noisy = _corpus_keys(load_as(with_layout_noise(text), "corpus_layout_variant", tmp_path / "noisy"))
+    original = _corpus_keys(load_model_module(text, tmp_path / "original", "corpus_layout_variant"))
+    noisy = _corpus_keys(load_model_module(with_layout_noise(text), tmp_path / "noisy", "corpus_layout_variant"))
     assert len(original) >= 80, sorted(original)  # nearly the whole corpus is covered
     assert "TracerValues" in original and "StatePassedDown" in original  # loops DaCe unrolls, named by path
     changed = sorted(name for name in original if noisy.get(name) != original[name])
@@ -102,7 +87,7 @@ def test_no_comment_changes_the_key_of_an_ndsl_style_tracer_advection(tmp_path):
     text = (IDIOMS_FOLDER / "ndsl_style" / "tracer_advection.py").read_text()
 
     def key(source: str, folder: str) -> str:
-        module = load_as(source, "tracer_advection_variant", tmp_path / folder)
+        module = load_model_module(source, tmp_path / folder, "tracer_advection_variant")
         stencils, quantities = StencilFactory(config, grid), QuantityFactory(config, grid)
         area = quantities.random(1, 0.8, 1.2)
         grid_data = SimpleNamespace(area=area.data[:, :, 0].copy(), rarea=1.0 / area.data[:, :, 0])
@@ -142,7 +127,7 @@ class Model:
                             + "        for q in")
 
     def run(text: str, mode: str, folder: str) -> list:
-        module = load_as(text, "layout_run_model", tmp_path / folder)
+        module = load_model_module(text, tmp_path / folder, "layout_run_model")
         config = DaceConfig(None, backend="dace:cpu", orchestration=mode, cache_root=tmp_path / "cache",
                             exit_after_build=False)
         state = SimpleNamespace(tracers={name: np.full(SHAPE, value) for name, value in (("qv", 1.0), ("qc", 2.0))})
