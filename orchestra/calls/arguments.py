@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from orchestra.key.array_like import array_layout, is_array_like
+from orchestra.key.array_like import array_layout, first_overlap, is_array_like
 from orchestra.errors import ConfigurationError
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -213,10 +213,8 @@ def array_layouts(args: tuple, kwargs: dict) -> tuple:
 
 def arguments_share_memory(args: tuple, kwargs: dict) -> bool:
     """Whether two array arguments of a call overlap in memory (the same array given twice, or two views of one)."""
-    ranges = sorted(r for value in (*args, *kwargs.values())
-                    if is_array_like(value) and (layout := array_layout(value)) is not None
-                    and (r := layout.byte_range()) is not None)
-    return any(second[0] < first[1] for first, second in zip(ranges, ranges[1:]))
+    values = {str(position): value for position, value in enumerate((*args, *kwargs.values())) if is_array_like(value)}
+    return first_overlap(values) is not None
 
 
 _PYTHON_NUMBERS = {kind: ("number", kind.__name__) for kind in (bool, int, float, complex)}

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 
-from orchestra.key.array_like import ArrayLayout, array_layout, data_token, is_container
+from orchestra.key.array_like import ArrayLayout, array_layout, data_token, first_overlap, is_container
 from orchestra.errors import StaleArgumentsError
 from orchestra.key.folded_values import expression_reader
 from orchestra.frontend.closure_arrays import shared_arrays
@@ -102,12 +102,6 @@ def _check_scalar(name: str, value: Any, dtype: np.dtype) -> None:
         )
 
 
-def _data_range(value: Any) -> tuple[int, int] | None:
-    """[first byte, last byte + 1) of an array-like's memory, None for anything else (numpy scalars included)."""
-    layout = array_layout(value)
-    return layout.byte_range() if layout is not None else None
-
-
 def _check_layout(name: str, layout: ArrayLayout, desc: Any) -> None:
     """An array argument must have the shape, dtype and strides (elements) the program was built for."""
     expected = tuple(int(n) for n in desc.shape)
@@ -141,16 +135,14 @@ def check_no_aliasing(names: list[str], keywords: dict[str, Any], shown: Optiona
     ``shown`` names each array in the message (default: ``argument 'name'``).
     """
     shown = shown or {}
-    ranges = [(name, _data_range(keywords.get(name))) for name in names]
-    ranges = sorted((r, name) for name, r in ranges if r is not None)
-    for (first, first_name), (second, second_name) in zip(ranges, ranges[1:]):
-        if second[0] < first[1]:
-            one, other = (shown.get(name, f"argument {name!r}") for name in (first_name, second_name))
-            raise StaleArgumentsError(
-                f"{one} and {other} share memory (the same array, or overlapping views of one); an "
-                "orchestrated program assumes its arrays are distinct, so the result could differ from "
-                "Python mode: pass a copy of one of them, or use one name for the array throughout"
-            )
+    overlap = first_overlap({name: keywords.get(name) for name in names})
+    if overlap is not None:
+        one, other = (shown.get(name, f"argument {name!r}") for name in overlap)
+        raise StaleArgumentsError(
+            f"{one} and {other} share memory (the same array, or overlapping views of one); an "
+            "orchestrated program assumes its arrays are distinct, so the result could differ from "
+            "Python mode: pass a copy of one of them, or use one name for the array throughout"
+        )
 
 
 class FastCaller:

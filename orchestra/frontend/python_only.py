@@ -34,14 +34,13 @@ from typing import Any
 
 from orchestra.calls.arguments import is_folded_object
 from orchestra.errors import BuildError
+from orchestra.key.call_tree import LIBRARIES
 from orchestra.frontend.scope import MISSING, ParseScope, root_name
 
 _CALLBACK_FIX = ("move it into a function decorated with orchestra.dace_inhibitor, which stays in Python "
                  "(a callback; a scalar result needs a return annotation, and the variable receiving it one too)")
 #: builtins that read or write files or the console
 _INPUT_OUTPUT = frozenset({"open", "input"})
-#: packages whose callable objects are not model components
-_LIBRARIES = frozenset({"builtins", "numpy", "dace", "gt4py", "orchestra", "math", "cupy", "mpi4py"})
 
 
 def refuse_python_only(function: ast.FunctionDef, scope: ParseScope, filename: str) -> None:
@@ -115,4 +114,4 @@ def _is_model_object(value: Any) -> bool:
     call = getattr(type(value), "__call__", None)
     if not isinstance(call, types.FunctionType) or getattr(call, "__orchestra_callback__", False):
         return False
-    return (type(value).__module__ or "").split(".")[0] not in _LIBRARIES
+    return (type(value).__module__ or "").split(".")[0] not in LIBRARIES  # not model code: no component

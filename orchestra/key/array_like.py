@@ -231,3 +231,21 @@ def _descriptor_layout(value: Any) -> Optional[ArrayLayout]:
         return None
     storage = _GPU if descriptor.storage in (dtypes.StorageType.GPU_Global, dtypes.StorageType.GPU_Shared) else _CPU
     return ArrayLayout(None, np.dtype(descriptor.dtype.as_numpy_dtype()), shape, strides, storage)
+
+
+def first_overlap(values: dict[str, Any]) -> Optional[tuple[str, str]]:
+    """The names of two array-likes among ``values`` whose memory overlaps (None: all distinct).
+
+    Anything that is not an array-like, and empty or unknown memory, never overlaps.
+
+    >>> import numpy as np
+    >>> a = np.zeros(8)
+    >>> first_overlap({"x": a[:5], "y": a[4:]}), first_overlap({"x": a[:4], "y": a[4:], "n": 3})
+    (('x', 'y'), None)
+    """
+    ranges = sorted((r, name) for name, value in values.items()
+                    if (layout := array_layout(value)) is not None and (r := layout.byte_range()) is not None)
+    for (first, first_name), (second, second_name) in zip(ranges, ranges[1:]):
+        if second[0] < first[1]:
+            return first_name, second_name
+    return None

@@ -181,7 +181,7 @@ def _segment(call: str, identity: dict[str, Any]) -> str:
 
 
 #: Packages whose functions are versioned elsewhere in the key (or are not model code).
-_LIBRARIES = frozenset({"builtins", "dace", "gt4py", "numpy", "cupy", "mpi4py", "orchestra", "typing", "math"})
+LIBRARIES = frozenset({"builtins", "dace", "gt4py", "numpy", "cupy", "mpi4py", "orchestra", "typing", "math"})
 
 
 def referenced_functions(functions: list[Callable]) -> dict[str, str]:
@@ -218,7 +218,7 @@ def _global_names(code: types.CodeType) -> set[str]:
 
 
 def _is_model_code(function: types.FunctionType) -> bool:
-    if (function.__module__ or "").split(".")[0] in _LIBRARIES:
+    if (function.__module__ or "").split(".")[0] in LIBRARIES:
         return False
     path = getattr(function.__code__, "co_filename", "")
     return not any(path.startswith(prefix) for prefix in _LIBRARY_PATHS)
