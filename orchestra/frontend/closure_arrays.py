@@ -107,12 +107,12 @@ def _distinct_name(resolver: Any, qualname: str, prefix: str = "__g_") -> str:
     Here every other character is replaced too, and a name an array of
     another expression holds gets a numbered suffix.
     """
-    from dace import data
+    from dace.utils import find_new_name
 
     name = prefix + re.sub(r"[^0-9A-Za-z_]", "_", qualname)
     taken = resolver.closure.closure_arrays
     if prefix and name in taken and str(taken[name][0]) != qualname:
-        name = data.find_new_name(name, taken.keys())
+        name = find_new_name(name, taken.keys())
     return name
 
 

@@ -37,7 +37,7 @@ def add_kernel_timers(sdfg: Any) -> dict[str, int]:
     timer = dace.InstrumentationType.Timer
     sdfg.instrument = timer
     counts = {"kernels": 0, "callback_states": 0}
-    for state in sdfg.all_states():
+    for state in sdfg.states():
         maps = _outermost_maps(state)
         for entry in maps:
             entry.map.instrument = timer
@@ -72,7 +72,7 @@ def kernel_traffic(sdfg: Any) -> dict[str, dict[str, Any]]:
     from dace.sdfg import nodes
 
     kernels: dict[str, dict[str, Any]] = {}
-    for state in sdfg.all_states():
+    for state in sdfg.states():
         arrays = state.sdfg.arrays
         boxes: dict[tuple, Any] = {}  # (label, arrays the call writes, array, written) -> accessed box
         for entry in _outermost_maps(state):

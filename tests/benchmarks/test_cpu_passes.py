@@ -134,7 +134,7 @@ def test_passes_enter_the_cache_key_on_cpu_only():
 def _maps(sdfg):
     from dace.sdfg import nodes
 
-    return [(state, node) for sd in sdfg.all_sdfgs_recursive() for state in sd.all_states()
+    return [(state, node) for sd in sdfg.all_sdfgs_recursive() for state in sd.states()
             for node in state.nodes() if isinstance(node, nodes.MapEntry)]
 
 

@@ -34,7 +34,7 @@ def _plans(sdfg, budget: int) -> dict:
     from dace.sdfg import nodes
 
     plans = {}
-    for state in sdfg.all_states():
+    for state in sdfg.states():
         children = state.scope_children()
         for entry in children[None]:
             if isinstance(entry, nodes.MapEntry) and len(entry.map.params) == 1:
@@ -69,7 +69,7 @@ def test_blocking_adds_one_block_loop_and_describes_it(merged):
     sdfg = copy.deepcopy(merged)
     assert tile_fused_maps(sdfg, budget=1) == 1
     sdfg.validate()
-    tiled = [n for s in sdfg.all_states() for n in s.nodes() if "_blocks" in getattr(n, "label", "")]
+    tiled = [n for s in sdfg.states() for n in s.nodes() if "_blocks" in getattr(n, "label", "")]
     assert len(tiled) == 2  # one entry, one exit
     described = describe_blocking(sdfg)
     assert {"kernel": ["laplacian", "update", "smooth"], "blocked": True, "blocks": 3} in described

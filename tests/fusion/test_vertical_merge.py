@@ -23,7 +23,7 @@ def _vertical_maps(sdfg) -> list:
     from dace.sdfg import nodes
 
     found = []
-    for state in sdfg.all_states():
+    for state in sdfg.states():
         scopes = state.scope_dict()
         for node in state.nodes():
             if isinstance(node, nodes.MapEntry) and scopes[node] is None and len(node.map.params) == 1:

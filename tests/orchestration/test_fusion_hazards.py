@@ -39,14 +39,14 @@ def test_dace_alone_fuses_the_write_before_the_read():
     sdfg = _cross_update.to_sdfg(simplify=False)
     sdfg.simplify()
     got, expected = _run(sdfg)
-    assert len(sdfg.states()) == 1 and not np.array_equal(got, expected)
+    assert sdfg.num_states() == 1 and not np.array_equal(got, expected)
 
 
 def test_with_the_guard_the_states_keep_their_order():
     sdfg = _cross_update.to_sdfg(simplify=False)
     simplify(sdfg)
     got, expected = _run(sdfg)
-    assert len(sdfg.states()) > 1 and np.array_equal(got, expected)
+    assert sdfg.num_states() > 1 and np.array_equal(got, expected)
 
 
 def test_the_guard_is_removed_after_simplify():

@@ -40,7 +40,7 @@ def single_parallel_level(sdfg: Any) -> int:
 
 def _visit_sdfg(sdfg: Any, inside_parallel: bool) -> list[int]:
     changes = []
-    for state in sdfg.all_states():
+    for state in sdfg.states():
         changes += _visit_scope(state, state.scope_children(), None, inside_parallel)
     return changes
 

@@ -237,7 +237,7 @@ def _candidates(sdfg: Any) -> Iterator[tuple[Any, Any, Any, str, list[tuple[int,
     """(state, map entry, nested SDFG, nested symbol, pieces) of every map worth splitting."""
     from dace.sdfg import nodes
 
-    for state in [s for sd in sdfg.all_sdfgs_recursive() for s in sd.all_states()]:
+    for state in [s for sd in sdfg.all_sdfgs_recursive() for s in sd.states()]:
         children = state.scope_children()
         for entry in [n for n in state.nodes() if isinstance(n, nodes.MapEntry)]:
             body = children[entry]

@@ -43,8 +43,6 @@ def plane_of(subset: Any, param: str) -> Optional[Plane]:
     """
     from dace import subsets, symbolic
 
-    if isinstance(subset, subsets.Indices):
-        subset = subsets.Range.from_indices(subset)
     if not isinstance(subset, subsets.Range):
         return None  # also an unknown footprint (None)
     found: Optional[Plane] = None
@@ -121,7 +119,7 @@ def _nested_subsets(nsdfg: Any, name: str, frames: Frames) -> list[Any]:
     if isinstance(sdfg.arrays.get(name), dace_data.View) or _read_between_states(sdfg, name):
         return [None]
     found: list[Any] = []
-    for inner_state in sdfg.all_states():
+    for inner_state in sdfg.states():
         for node in inner_state.data_nodes():
             if node.data != name:
                 continue
@@ -150,8 +148,6 @@ def _to_map_frame(subset: Any, frames: Frames) -> Optional[Any]:
 
     from dace import subsets, symbolic
 
-    if isinstance(subset, subsets.Indices):
-        subset = subsets.Range.from_indices(subset)
     subset = copy.deepcopy(subset)
     for mapping, base in frames:
         used = {str(symbol) for symbol in subset.free_symbols}

@@ -83,7 +83,7 @@ def tile_fused_maps(sdfg: Any, budget: Optional[int] = None) -> int:
     from dace.sdfg import nodes
 
     blocked = 0
-    for state in list(sdfg.all_states()):
+    for state in list(sdfg.states()):
         children = state.scope_children()
         for entry in list(children[None]):
             if isinstance(entry, nodes.MapEntry) and len(entry.map.params) == 1:
@@ -91,7 +91,7 @@ def tile_fused_maps(sdfg: Any, budget: Optional[int] = None) -> int:
                 if isinstance(plan, BlockPlan):
                     _apply(state, entry, plan, f"__tile_b{blocked}")
                     blocked += 1
-    for state in sdfg.all_states():
+    for state in sdfg.states():
         for node in state.nodes():
             if isinstance(node, nodes.NestedSDFG):
                 blocked += tile_fused_maps(node.sdfg, budget)
@@ -287,7 +287,7 @@ def describe_blocking(sdfg: Any) -> list[dict[str, Any]]:
     from dace.sdfg.utils import dfs_topological_sort
 
     found = []
-    for state in sdfg.all_states():
+    for state in sdfg.states():
         children = state.scope_children()
         for entry in children[None]:
             if not isinstance(entry, nodes.MapEntry) or len(entry.map.params) != 1:

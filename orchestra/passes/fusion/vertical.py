@@ -44,7 +44,7 @@ def merge_vertical_maps(sdfg: Any) -> int:
     from dace.sdfg import nodes
 
     merged = 0
-    for state in list(sdfg.all_states()):
+    for state in list(sdfg.states()):
         footprints: dict = {}  # per map entry, until its body changes
         while True:
             pair = next(_mergeable_pairs(state, footprints), None)
@@ -53,7 +53,7 @@ def merge_vertical_maps(sdfg: Any) -> int:
             _merge(state, *pair)
             footprints.pop(pair[0], None)
             merged += 1
-    for state in sdfg.all_states():
+    for state in sdfg.states():
         for node in state.nodes():
             if isinstance(node, nodes.NestedSDFG):
                 merged += merge_vertical_maps(node.sdfg)
@@ -272,7 +272,7 @@ def describe_fusion(sdfg: Any) -> dict[str, list]:
     from dace.sdfg.utils import dfs_topological_sort
 
     fused, not_fused = [], []
-    for state in sdfg.all_states():
+    for state in sdfg.states():
         children, order = state.scope_children(), list(dfs_topological_sort(state))
         top_level = set(children[None])
         for entry in children[None]:
