@@ -12,10 +12,9 @@ Here, before DaCe parses a function, ``a // b`` and ``a % b`` that read a
 value known only at run time (outside indices and ``range`` bounds, which
 DaCe evaluates symbolically, with Python's meaning) are written
 ``numpy.floor_divide(a, b)`` and ``numpy.mod(a, b)``, which DaCe compiles
-with its ``py_floor`` and ``py_mod`` (Python's meaning);
-:func:`add_mixed_type_helpers` gives those two an overload for operands of
-two types (``int64_t`` and a literal ``int``), which DaCe's single-type
-templates lack. ``round(x)`` and the
+with its ``py_floor`` and ``py_mod`` (Python's meaning; DaCe 2.0.0b1 has
+them for operands of two types, ``int64_t`` and a literal ``int``, too).
+``round(x)`` and the
 value (not only the truth) of ``x or y`` / ``x and y`` of run-time values
 where an operand is certainly a number, not a bool (``a or 0.5``), have no
 compiled form with Python's meaning in DaCe: they are refused, naming the
@@ -151,31 +150,3 @@ class _Rewriter(ast.NodeTransformer):
     def _refuse(self, node: ast.expr, why: str, fix: str) -> None:
         raise BuildError(f"{self.filename}:{node.lineno}: `{ast.unparse(node)}`: {why}; {fix}")
 
-
-#: Python's // and % of two integer types: DaCe's py_floor and py_mod take one type.
-_MIXED_TYPE_HELPERS = """
-// orchestra: py_floor and py_mod (Python's // and %) of operands of two types
-template <typename T, typename U, std::enable_if_t<!std::is_same<T, U>::value>* = nullptr>
-static DACE_CONSTEXPR DACE_HDFI std::common_type_t<T, U> py_floor(const T& numerator, const U& denominator) {
-    using C = std::common_type_t<T, U>;
-    return py_floor((C)numerator, (C)denominator);
-}
-template <typename T, typename U, std::enable_if_t<!std::is_same<T, U>::value>* = nullptr>
-static DACE_CONSTEXPR DACE_HDFI std::common_type_t<T, U> py_mod(const T& numerator, const U& denominator) {
-    using C = std::common_type_t<T, U>;
-    return py_mod((C)numerator, (C)denominator);
-}
-"""
-
-
-def add_mixed_type_helpers(sdfg: Any) -> bool:
-    """Give the program the two-type ``py_floor``/``py_mod`` if a tasklet calls them; returns whether it did."""
-    from dace.sdfg import nodes
-
-    calls = any(isinstance(node, nodes.Tasklet) and ("py_floor(" in node.code.as_string
-                                                     or "py_mod(" in node.code.as_string)
-                for node, _ in sdfg.all_nodes_recursive())
-    if calls:
-        sdfg.append_global_code(_MIXED_TYPE_HELPERS)
-        sdfg.append_global_code(_MIXED_TYPE_HELPERS, "cuda")
-    return calls

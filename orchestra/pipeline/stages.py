@@ -172,7 +172,6 @@ def array_paths(closure: Any) -> dict[str, str]:
 
 def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[Path] = None) -> OptimizedProgram:
     """[SDFG] -> [optimized SDFG]: simplify, expand library nodes, simplify, CPU passes, memory policy."""
-    from orchestra.frontend.python_arithmetic import add_mixed_type_helpers
     from orchestra.passes.memory import apply_memory_policy, memory_report
     from orchestra.passes.simplify import simplify
 
@@ -206,7 +205,6 @@ def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[
             from orchestra.passes.kernel_timers import add_kernel_timers
 
             add_kernel_timers(sdfg)
-        add_mixed_type_helpers(sdfg)  # Python's // and % of two integer types, where the program has them
         _save_stage(sdfg, save_to, "3_optimized")
         sdfg.validate()
     except OrchestraError:

@@ -187,6 +187,7 @@ class FrozenStencil:
         from gt4py.cartesian.backend.dace_stencil_object import DaCeStencilObject, add_optional_fields
 
         from orchestra.stencils.arguments import check_stencil_arguments
+        from orchestra.stencils.sdfg_contract import restate_for_dace2
 
         self._require_dace_backend()
         builder = self.stencil_object.builder
@@ -220,7 +221,8 @@ class FrozenStencil:
             sdfg = copy.deepcopy(frozen)
         _restore_dropped_parameters(sdfg, names, args, kwargs)
         _tighten_horizontal_bounds(sdfg, args_data.field_info, self.origin, self.domain)  # per field
-        _follow_nested_sdfg_contract(sdfg)
+        # DaCe 2's reading of nested SDFGs: connectors are the caller's containers, of the caller's types
+        restate_for_dace2(sdfg, dict(zip(names, args)) | kwargs)
         return sdfg
 
     def lower_ahead(self) -> bool:
@@ -398,23 +400,6 @@ def _tighten_horizontal_bounds(sdfg: Any, field_info: Mapping[str, Any], origin:
                 except TypeError:
                     continue  # symbolic: left as it is
             edge.data.subset = subsets.Range(ranges)
-
-
-def _follow_nested_sdfg_contract(sdfg: Any) -> None:
-    """Restate gt4py's stencil SDFG the way DaCe 2.0.0b1 reads nested SDFGs.
-
-    gt4py 1.1.12 nests the stencil's computation with DaCe 1.x semantics: a
-    connector describes the window (the field from the stencil's origin on)
-    its outer memlet selects, and the memlets inside are relative to it.
-    DaCe 2.0.0b1 takes a connector to be the outer container itself: its
-    simplification would then read the inner indices at their word, without
-    the origin (wrong numbers), or refuse to inline. The conversion moves
-    the origin into the inner memlets; a stencil SDFG already following the
-    contract is left unchanged.
-    """
-    from dace.sdfg.dealias import convert_legacy_nested_sdfgs
-
-    convert_legacy_nested_sdfgs(sdfg)
 
 
 def _resolve_string_annotations(definition: Callable) -> None:

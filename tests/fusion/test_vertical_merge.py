@@ -93,3 +93,53 @@ def test_describe_fusion_names_the_fused_kernel_and_why_above_stays_apart(expand
     (pair,) = described["not_fused"]
     assert pair["first"].startswith("laplacian") and pair["second"].startswith("above")
     assert pair["why"] == "out is accessed outside one plane"
+
+
+def _map_over_a_nested_read(window: bool):
+    """A map over ``k`` whose body, a nested SDFG, reads ``A`` at level ``k + 1`` and writes ``B`` at ``k``.
+
+    ``window``: the nested SDFG describes ``A`` DaCe 1.x's way, as the one
+    element its memlet selects (``A[0]`` inside); otherwise as the caller's
+    container, indexed as the caller does (``A[kk + 1]``, DaCe 2's contract).
+    """
+    import dace
+
+    inner = dace.SDFG("body")
+    inner.add_symbol("kk", dace.int64)
+    if window:
+        inner.add_array("A", [1], dace.float64)
+    else:
+        inner.add_array("A", [11], dace.float64)
+    inner.add_array("B", [10], dace.float64)
+    body = inner.add_state()
+    tasklet = body.add_tasklet("copy", {"a"}, {"b"}, "b = a")
+    body.add_edge(body.add_read("A"), None, tasklet, "a", dace.Memlet("A[0]" if window else "A[kk + 1]"))
+    body.add_edge(tasklet, "b", body.add_write("B"), None, dace.Memlet("B[kk]"))
+
+    outer = dace.SDFG("outer")
+    outer.add_array("A", [11], dace.float64)
+    outer.add_array("B", [10], dace.float64)
+    state = outer.add_state()
+    entry, exit_ = state.add_map("levels", {"k": "0:10"})
+    nested = state.add_nested_sdfg(inner, {"A"}, {"B"}, symbol_mapping={"kk": "k"})
+    state.add_memlet_path(state.add_read("A"), entry, nested, dst_conn="A", memlet=dace.Memlet("A[k + 1]"))
+    state.add_memlet_path(nested, exit_, state.add_write("B"), src_conn="B", memlet=dace.Memlet("B[k]"))
+    return state, entry, exit_
+
+
+def test_a_nested_sdfgs_accesses_are_read_as_the_callers_indices_or_not_at_all():
+    """DaCe 2's nested SDFG indexes the caller's container: no window origin is added to its indices.
+
+    Read the DaCe 1.x way (adding the memlet's base ``k + 1``), the read of
+    ``A[k + 1]`` would land at ``2k + 2``: no plane, a merge refused for the
+    wrong reason or, for another offset, allowed wrongly. A window-style
+    nested SDFG is not read at all (unknown footprint: no merge).
+    """
+    from orchestra.passes.fusion.planes import footprint
+
+    state, entry, exit_ = _map_over_a_nested_read(window=False)
+    accesses = footprint(state, entry, exit_)
+    assert [plane_of(subset, "k") for subset, _ in accesses["A"]] == [(0, 1)]
+    assert [plane_of(subset, "k") for subset, _ in accesses["B"]] == [(0, 0)]
+    state, entry, exit_ = _map_over_a_nested_read(window=True)
+    assert [subset for subset, _ in footprint(state, entry, exit_)["A"]] == [None]

@@ -67,8 +67,9 @@ def footprint(state: Any, entry: Any, exit_: Any) -> Optional[dict[str, list[tup
     spans from its base pointer to the largest index read, ``0:k+1`` for a
     read of level ``k``), so each is followed down to the statements that
     access the data, through inner maps and nested SDFGs, and translated back
-    to the map's frame (nested symbols through the symbol mapping, nested
-    indices by the base of the memlet that passes the array in). An access
+    to the map's frame (nested symbols through the symbol mapping; a nested
+    SDFG addresses the container as its caller does, DaCe 2's contract, so
+    its indices need no other translation). An access
     the plane condition cannot reason about has the subset None; the whole
     result is None for a dynamic map range.
     """
@@ -85,8 +86,8 @@ def footprint(state: Any, entry: Any, exit_: Any) -> Optional[dict[str, list[tup
 
 
 #: How an index in a nested SDFG becomes one in the map's frame: per level
-#: (innermost first), the symbol mapping and the base of the memlet passing the array in.
-Frames = list[tuple[dict, Any]]
+#: (innermost first), the nested SDFG's symbol mapping.
+Frames = list[dict]
 
 
 def _leaf_subsets(state: Any, edge: Any, is_write: bool, frames: Frames) -> list[Any]:
@@ -104,10 +105,26 @@ def _leaf_subsets(state: Any, edge: Any, is_write: bool, frames: Frames) -> list
         if memlet.wcr is not None or isinstance(state.sdfg.arrays[memlet.data], dace_data.View) or subset is None:
             subsets_found.append(None)
         elif isinstance(node, nodes.NestedSDFG):
-            subsets_found.extend(_nested_subsets(node, connector, [(node.symbol_mapping, subset)] + frames))
+            if _addresses_the_container(state.sdfg.arrays[memlet.data], node, connector):
+                subsets_found.extend(_nested_subsets(node, connector, [node.symbol_mapping] + frames))
+            else:  # a window of the container (DaCe 1.x's nested SDFGs): its indices are not the caller's
+                subsets_found.append(None)
         else:
             subsets_found.append(_to_map_frame(subset, frames))
     return subsets_found
+
+
+def _addresses_the_container(outer: Any, nsdfg: Any, connector: Optional[str]) -> bool:
+    """True if the nested SDFG's ``connector`` is the caller's container itself (its indices are the caller's).
+
+    Under DaCe 2.0's nested-SDFG contract it is; a connector describing a
+    window of the container (DaCe 1.x, kept by SDFGs not converted with
+    ``dace.sdfg.dealias.convert_legacy_nested_sdfgs``) indexes from the
+    window's origin, and reading its indices as the caller's would put an
+    access in the wrong plane.
+    """
+    inner = nsdfg.sdfg.arrays.get(connector)
+    return inner is not None and inner.is_equivalent(outer, symbol_mapping=nsdfg.symbol_mapping)
 
 
 def _nested_subsets(nsdfg: Any, name: str, frames: Frames) -> list[Any]:
@@ -146,20 +163,14 @@ def _read_between_states(sdfg: Any, name: str) -> bool:
 def _to_map_frame(subset: Any, frames: Frames) -> Optional[Any]:
     import copy
 
-    from dace import subsets, symbolic
+    from dace import symbolic
 
     subset = copy.deepcopy(subset)
-    for mapping, base in frames:
+    for mapping in frames:
         used = {str(symbol) for symbol in subset.free_symbols}
         changed = {k: str(v) for k, v in mapping.items() if k in used and str(v) != k}
         if changed:  # substituting only what changes: sympy's subs dominates the pass's time
             symbolic.safe_replace(changed, subset.replace)
-        base_begins = [begin for begin, _, _ in base.ranges] if isinstance(base, subsets.Range) else None
-        if base_begins is None or len(base_begins) != len(subset.ranges):
-            return None  # the nested array has other dimensions than the outer one
-        subset = subsets.Range(
-            [(b + offset, e + offset, s) for (b, e, s), offset in zip(subset.ranges, base_begins)]
-        )
     return subset
 
 
