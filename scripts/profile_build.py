@@ -85,9 +85,9 @@ def instrument(profile: Profile) -> None:
     from dace.frontend.python import preprocessing
 
     modules = {name: importlib.import_module(f"orchestra.{name}") for name in (
-        "orchestrate", "stencil", "passes.cpu", "passes.memory", "passes.simplify", "pipeline.build",
+        "orchestrate", "stencils.frozen", "passes.cpu", "passes.memory", "passes.simplify", "pipeline.build",
         "pipeline.obtain", "pipeline.request", "pipeline.stages")}
-    orchestrate_module, stencil_module = modules["orchestrate"], modules["stencil"]
+    orchestrate_module, stencil_module = modules["orchestrate"], modules["stencils.frozen"]
     cpu_passes, memory, simplify = modules["passes.cpu"], modules["passes.memory"], modules["passes.simplify"]
     build, obtain, request, stages = (modules[f"pipeline.{name}"] for name in ("build", "obtain", "request", "stages"))
 
@@ -104,6 +104,8 @@ def instrument(profile: Profile) -> None:
 
     profile.wrap(SDFGManager, "_frozen_sdfg", "parse", lambda *a, **k: "gt4py SDFGManager._frozen_sdfg")
     profile.wrap(stencil_module, "argument_data", "parse", lambda *a: "arguments: gt4py IR, or saved")
+    contract = importlib.import_module("orchestra.stencils.sdfg_contract")
+    profile.wrap(contract, "restate_for_dace2", "parse", lambda *a: "restate stencil for DaCe 2")
     profile.wrap(preprocessing, "preprocess_dace_program", "parse",
                  lambda function, *a: f"preprocess {getattr(function, '__qualname__', function)}")
     profile.wrap(simplify, "simplify", "optimize", lambda *a: "simplify")
@@ -130,6 +132,7 @@ def report(profile: Profile, total: float) -> dict[str, Any]:
         ("stencil ", "FrozenStencil.__sdfg__ ({n} calls: checks, copies)"),
         ("arguments", "stencil argument data ({n} calls: gt4py IR, or saved beside it)"),
         ("gt4py ", "gt4py's frozen stencil SDFG ({n} calls: cached, or lowered)"),
+        ("restate ", "stencil SDFG restated for DaCe 2 ({n} calls: windows, scalar types)"),
         ("component ", "DaCe frontend ({n} component parses)"),
         ("preprocess ", "DaCe preprocessing ({n} functions)"),
     ]
