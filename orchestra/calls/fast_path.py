@@ -53,7 +53,7 @@ def _same(current: list, last: list) -> bool:
 def _fast_getter(getter: Callable[[], Any]) -> Callable[[], Any]:
     """An equivalent of DaCe's closure-array getter that does not re-compile per call.
 
-    DaCe 2.0.0a10 reads a closure array (``self.grid.rarea``) with
+    DaCe 2 (2.0.0a10, still 2.0.0b1) reads a closure array (``self.grid.rarea``) with
     ``lambda: eval(qualname, resolver.globals)``: every call copies the
     program's globals into a filtered dict and compiles the expression again
     (~20 us per array, ~1 ms per call of the dycore). The equivalent here

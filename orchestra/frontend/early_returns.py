@@ -1,6 +1,6 @@
 """A called function's early ``return`` returns from it, not from the whole program.
 
-DaCe 2.0.0a10 parses a helper or a nested component's method into a region of
+DaCe 2 (2.0.0a10, still 2.0.0b1) parses a helper or a nested component's method into a region of
 its caller and marks each ``return`` with a return block; when simplify
 inlines the region, a return block that does not end the function's last
 statement stays a return block, now of the *whole program*. So::

@@ -1,6 +1,6 @@
 """State fusion that would lose a write-after-read order is refused (a guard around DaCe's ``StateFusion``).
 
-DaCe 2.0.0a10's ``StateFusion`` (simplify's ``FuseStates``) merges two states
+DaCe 2's (2.0.0a10, still 2.0.0b1) ``StateFusion`` (simplify's ``FuseStates``) merges two states
 when their dataflow is one connected component and every read in the first
 state has *some* path to *some* write of the same array in the second, not a
 path to the writes that overlap it. So::

@@ -16,7 +16,8 @@ def apply_memory_policy(sdfg: Any, pool: bool) -> None:
     ``cudaFreeAsync``, no device synchronisation) instead of ``cudaMalloc``/
     ``cudaFree`` on every call.
 
-    Persistent arrays are never marked pooled: DaCe 2.0.0a10 then also frees
+    Persistent arrays are never marked pooled: DaCe 2.0.0a10 (found there;
+    kept for 2.0.0b1, not re-checked without a GPU) then also frees
     them with ``cudaFreeAsync`` inside the program body, after their last use
     (its pool-release analysis covers persistent lifetimes), so a second call
     would use freed memory. ``tests/gpu/test_gpu_passes.py`` checks this.
