@@ -84,6 +84,10 @@ def parse_arguments(argv: Optional[list[str]] = None) -> argparse.Namespace:
         help="also run orchestrated without the optimize stage's CPU passes (1 rank; a separate build)",
     )
     parser.add_argument(
+        "--compare-simd", action="store_true",
+        help="also run orchestrated without omp simd on the maps' innermost loops (1 rank; a separate build)",
+    )
+    parser.add_argument(
         "--compare-fusion", action="store_true",
         help="also run orchestrated with the fusion passes (1 rank; a separate build)",
     )
@@ -232,6 +236,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                 result["traffic"].setdefault(str(row["n"]), {})[str(row["nz"])] = row
         if args.compare_passes and "orchestrated_nopasses" not in args.variants:
             args.variants.append("orchestrated_nopasses")
+        if args.compare_simd and "orchestrated_nosimd" not in args.variants:
+            args.variants.append("orchestrated_nosimd")
         if args.compare_fusion and "orchestrated_fused" not in args.variants:
             args.variants.append("orchestrated_fused")
         if args.debug_checks and "orchestrated_debug" not in args.variants:

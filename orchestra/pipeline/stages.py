@@ -70,6 +70,9 @@ class OptimizedProgram:
     sdfg: Any
     memory_report: dict
     seconds: float
+    #: the innermost loop of each parallel map declared ``omp simd`` in the generated code
+    #: (the CPU pass ``simd_innermost_loops``, orchestra.passes.cpu.simd)
+    simd_innermost_loops: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,7 +216,8 @@ def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[
         raise BuildError(f"optimizing {sdfg.name} failed: {error}") from error
     finally:
         quiet.__exit__(None, None, None)
-    return OptimizedProgram(sdfg, memory_report(sdfg), time.perf_counter() - start)
+    simd = not options.on_gpu and "simd_innermost_loops" in options.cpu_passes
+    return OptimizedProgram(sdfg, memory_report(sdfg), time.perf_counter() - start, simd)
 
 
 def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgram:
@@ -253,6 +257,8 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
             sdfg.name, index = f"{name}_{index}", index + 1
         sdfg.fill_scope_connectors()
         code_objects = _generate_code(sdfg, folder)
+        if optimized.simd_innermost_loops:
+            _vectorize_innermost_loops(code_objects)
         _report_folder_from_environment(code_objects, folder)
         program_folder = compiler.generate_program_folder(None, code_objects, str(folder))
         _write_hash_header(sdfg.name, code_objects, folder)
@@ -291,6 +297,15 @@ def _generate_code(sdfg: Any, folder: Path) -> list:
         except Exception:  # the original error matters more
             raise error from None
         raise BuildError(f"generating code for {sdfg.name} failed: {error} (the SDFG: {kept})") from error
+
+
+def _vectorize_innermost_loops(code_objects: list) -> None:
+    from orchestra.passes.cpu.simd import vectorize_innermost_loops
+
+    for code_object in code_objects:
+        if code_object.language == "cpp" and code_object.target.target_name == "cpu":
+            code_object.code, marked = vectorize_innermost_loops(code_object.code)
+            log.debug("%s: %d innermost loops declared omp simd", code_object.name, marked)
 
 
 #: Where an instrumented library writes its report, read when the report is saved (end of the program).

@@ -27,10 +27,13 @@ from bench_lib.flops import count_build_flops
 VARIANTS: dict[str, tuple[str, bool]] = {
     "numpy": ("numpy", False),
     "gt_cpu_kfirst": ("gt:cpu_kfirst", False),
+    "gt_cpu_ifirst": ("gt:cpu_ifirst", False),
     "dace_cpu": ("dace:cpu", False),
     "orchestrated": ("dace:cpu", True),
     # orchestrated without the CPU passes of the optimize stage (before/after comparison)
     "orchestrated_nopasses": ("dace:cpu", True),
+    # orchestrated without declaring the maps' innermost loops omp simd (its before/after comparison)
+    "orchestrated_nosimd": ("dace:cpu", True),
     # orchestrated with the default CPU passes plus fusion (fusion's before/after comparison)
     "orchestrated_fused": ("dace:cpu", True),
     # the same with vertical merging only, no row blocking (each fusion pass's share)
@@ -40,7 +43,7 @@ VARIANTS: dict[str, tuple[str, bool]] = {
 }
 
 #: Variants that are 1-rank comparisons of orchestrated builds (not run on 6 ranks).
-ONE_RANK_VARIANTS = ("orchestrated_nopasses", "orchestrated_fused", "orchestrated_merged", "orchestrated_debug")
+ONE_RANK_VARIANTS = ("orchestrated_nopasses", "orchestrated_nosimd", "orchestrated_fused", "orchestrated_merged", "orchestrated_debug")
 
 
 def cpu_passes(variant: str) -> Optional[tuple[str, ...]]:
@@ -50,6 +53,8 @@ def cpu_passes(variant: str) -> Optional[tuple[str, ...]]:
 
     if variant == "orchestrated_nopasses":
         return ()
+    if variant == "orchestrated_nosimd":
+        return tuple(name for name in DEFAULT_CPU_PASSES if name != "simd_innermost_loops")
     if variant == "orchestrated_fused":
         return FUSION_PASSES + DEFAULT_CPU_PASSES
     if variant == "orchestrated_merged":

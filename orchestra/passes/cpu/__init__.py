@@ -14,6 +14,9 @@ name                          what it does                                     m
                               by block of rows, skewed (fusion; opt-in)
 ``single_parallel_level``     no OpenMP region nested in another; a            :mod:`.openmp`
                               one-iteration parallel map hands its threads on
+``simd_innermost_loops``      the innermost loop of each parallel map is       :mod:`.simd`
+                              declared ``omp simd`` (applied to the generated
+                              code when the program is compiled)
 ============================  ===============================================  ==========================
 
 All change control flow and schedules only, never arithmetic: results stay
@@ -36,11 +39,13 @@ log = logging.getLogger("orchestra")
 #: Every CPU pass, in the order the optimize stage runs them (region splitting
 #: copies inner maps, which blocking then runs block by block, and whose schedules the
 #: OpenMP pass sets last).
-CPU_PASS_ORDER = ("merge_vertical_maps", "split_region_maps", "tile_fused_maps", "single_parallel_level")
+CPU_PASS_ORDER = (
+    "merge_vertical_maps", "split_region_maps", "tile_fused_maps", "single_parallel_level", "simd_innermost_loops",
+)
 
 #: What a CPU build runs by default. Fusion is opt-in: vertical merging is bitwise
 #: and verified, but measured no faster on the dycore (docs/performance.md#fusion).
-DEFAULT_CPU_PASSES = ("split_region_maps", "single_parallel_level")
+DEFAULT_CPU_PASSES = ("split_region_maps", "single_parallel_level", "simd_innermost_loops")
 
 
 def check_cpu_passes(names: Iterable[str]) -> tuple[str, ...]:
@@ -64,6 +69,7 @@ def _functions(block_bytes: Optional[int]) -> dict[str, Callable[[Any], int]]:
         "split_region_maps": split_region_maps,
         "tile_fused_maps": lambda sdfg: tile_fused_maps(sdfg, block_bytes),
         "single_parallel_level": single_parallel_level,
+        "simd_innermost_loops": lambda sdfg: 0,  # the generated code's, when compiled (pipeline.stages)
     }
 
 

@@ -1,0 +1,115 @@
+"""The innermost loop of every parallel map is vectorized (``#pragma omp simd``).
+
+Reads and changes: the C++ that DaCe generates for the program's CPU maps
+(after code generation; the SDFG is not changed). DaCe writes a map of
+several dimensions as ``#pragma omp parallel for`` and one ``for`` header per
+dimension, nothing between them. Inside OpenMP's outlined function the
+arrays are reached through the shared-data struct, so gcc no longer sees
+them as ``__restrict__`` and vectorizes almost no loop (on the dycore: a
+copy of three fields, ``h0[...] = h[...]``, "complicated access pattern";
+36 of 52 innermost loops of 8 or more iterations vectorized, none of the
+regions' pieces). A map's iterations are independent by definition (that is
+what makes it a map; a loop-carried order is a ``for`` or a sweep, never a
+map), so the innermost dimension is declared ``omp simd``, which says
+exactly that and nothing more.
+
+Results stay bitwise equal: ``omp simd`` allows no reassociation (no
+``reduction`` clause is given) and the toolchain's rules are unchanged
+(``-ffp-contract=off``, no fast-math: glibc declares vector variants of
+``exp``/``log`` only under ``__FAST_MATH__``, so math functions stay the
+scalar ones). Skipped: a map whose body writes through atomics or
+write-conflict resolution (``wcr``), and a ``collapse`` clause (the
+innermost loop belongs to the collapsed nest).
+
+>>> code = '''#pragma omp parallel for
+... for (int __i = 0; __i < 24; __i += 1) {
+...     for (int __j = 0; __j < 24; __j += 1) {
+...         b[24 * __i + __j] = a[24 * __i + __j];
+...     }
+... }'''
+>>> marked, count = vectorize_innermost_loops(code)
+>>> count, marked.splitlines()[2].strip()
+(1, '#pragma omp simd')
+"""
+
+from __future__ import annotations
+
+import re
+
+_PARALLEL = re.compile(r"^\s*#pragma omp parallel for\b(?P<clauses>.*)$")
+_FOR = re.compile(r"^(?P<indent>\s*)for \((?:int|long|int64_t|auto|long long) (?P<var>\w+) = [^;]+; (?P=var) < [^;]+; (?P=var) \+= [^)]+\) \{\s*$")
+#: DaCe's source-map markers at the end of a generated line (``////__DACE:0:1:2``)
+_MARKER = re.compile(r"[ \t]*////__(DACE:|CODEGEN;)[^\n]*")
+#: what in a map's body writes shared memory in an order of its own
+_ORDERED_WRITES = ("atomic", "wcr", "critical", "reduce(")
+
+
+def vectorize_innermost_loops(code: str) -> tuple[str, int]:
+    """``code`` with ``#pragma omp simd`` before the innermost loop of each multi-dimensional parallel map.
+
+    Returns the new code and how many loops were marked.
+    """
+    original = code.split("\n")
+    lines = [_MARKER.sub("", line) for line in original]  # matched without DaCe's markers, written with them
+    functions = _function_bodies(lines)
+    out: list[str] = []
+    marked = 0
+    index = 0
+    while index < len(lines):
+        out.append(original[index])
+        parallel = _PARALLEL.match(lines[index])
+        index += 1
+        if not parallel or "collapse" in parallel.group("clauses"):
+            continue
+        headers = 0
+        while index + headers < len(lines) and _FOR.match(lines[index + headers]):
+            headers += 1
+        if headers < 2:
+            continue
+        innermost = index + headers - 1
+        if _writes_in_order(_block(lines, innermost), functions, set()):
+            continue
+        out.extend(original[index:innermost])
+        out.append(_FOR.match(lines[innermost]).group("indent") + "#pragma omp simd")
+        index = innermost
+        marked += 1
+    return "\n".join(out), marked
+
+
+_FUNCTION = re.compile(r"^(?:inline |static |DACE_EXPORTED )*void (?P<name>\w+)\(.*\{\s*$")
+_CALL = re.compile(r"\b(\w+)\(__state\b")
+
+
+def _block(lines: list[str], start: int) -> list[str]:
+    """The lines from ``lines[start]`` (which opens a brace) to the line closing it (None if unbalanced)."""
+    depth = 0
+    for end in range(start, len(lines)):
+        depth += lines[end].count("{") - lines[end].count("}")
+        if depth <= 0:
+            return lines[start : end + 1]
+    return None
+
+
+def _function_bodies(lines: list[str]) -> dict[str, list[str]]:
+    """Name -> body of every top-level function DaCe generated (nested SDFGs become such functions)."""
+    bodies = {}
+    for index, line in enumerate(lines):
+        match = _FUNCTION.match(line)
+        if match:
+            bodies[match.group("name")] = _block(lines, index)
+    return bodies
+
+
+def _writes_in_order(body, functions: dict, seen: set) -> bool:
+    """Whether ``body``, or a function it calls, writes through atomics or conflict resolution."""
+    if body is None:
+        return True  # unbalanced: leave it alone
+    for line in body:
+        if any(word in line for word in _ORDERED_WRITES):
+            return True
+        for called in _CALL.findall(line):
+            if called in functions and called not in seen:
+                seen.add(called)
+                if _writes_in_order(functions[called], functions, seen):
+                    return True
+    return False
