@@ -258,7 +258,7 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
         sdfg.fill_scope_connectors()
         code_objects = _generate_code(sdfg, folder)
         if optimized.simd_innermost_loops:
-            _vectorize_innermost_loops(code_objects)
+            _vectorize_innermost_loops(sdfg, code_objects)
         _report_folder_from_environment(code_objects, folder)
         program_folder = compiler.generate_program_folder(None, code_objects, str(folder))
         _write_hash_header(sdfg.name, code_objects, folder)
@@ -299,12 +299,13 @@ def _generate_code(sdfg: Any, folder: Path) -> list:
         raise BuildError(f"generating code for {sdfg.name} failed: {error} (the SDFG: {kept})") from error
 
 
-def _vectorize_innermost_loops(code_objects: list) -> None:
-    from orchestra.passes.cpu.simd import vectorize_innermost_loops
+def _vectorize_innermost_loops(sdfg: Any, code_objects: list) -> None:
+    from orchestra.passes.cpu.simd import parallel_map_parameters, vectorize_innermost_loops
 
+    maps = parallel_map_parameters(sdfg)
     for code_object in code_objects:
         if code_object.language == "cpp" and code_object.target.target_name == "cpu":
-            code_object.code, marked = vectorize_innermost_loops(code_object.code)
+            code_object.code, marked = vectorize_innermost_loops(code_object.code, maps)
             log.debug("%s: %d innermost loops declared omp simd", code_object.name, marked)
 
 

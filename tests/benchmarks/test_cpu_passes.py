@@ -213,6 +213,8 @@ def test_results_are_bitwise_equal_with_and_without_the_passes(parsed, tmp_path)
             q, out = _inputs(shape)
             program(q=q, out=out)
         results[label] = (np.array(q), np.array(out))
+        code = "".join(path.read_text() for path in (folder / "src" / "cpu").glob("*.cpp"))
+        assert (code.count("#pragma omp simd") > 0) == (label == "with")  # simd_innermost_loops
     assert np.array_equal(results["with"][0], results["without"][0])
     assert np.array_equal(results["with"][1], results["without"][1])
     # the regions did something: edge rows differ from the interior formula

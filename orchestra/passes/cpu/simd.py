@@ -11,7 +11,11 @@ copy of three fields, ``h0[...] = h[...]``, "complicated access pattern";
 regions' pieces). A map's iterations are independent by definition (that is
 what makes it a map; a loop-carried order is a ``for`` or a sweep, never a
 map), so the innermost dimension is declared ``omp simd``, which says
-exactly that and nothing more.
+exactly that and nothing more. Which loops are a map's is read from the
+SDFG, not guessed from the text: a chain of loop headers after the pragma
+is marked only where its first loops' variables are exactly one parallel
+map's parameters, and only one map's (a loop inside the map's body, a
+sweep with an order of its own, is never marked).
 
 Results stay bitwise equal: ``omp simd`` allows no reassociation (no
 ``reduction`` clause is given) and the toolchain's rules are unchanged
@@ -27,7 +31,7 @@ innermost loop belongs to the collapsed nest).
 ...         b[24 * __i + __j] = a[24 * __i + __j];
 ...     }
 ... }'''
->>> marked, count = vectorize_innermost_loops(code)
+>>> marked, count = vectorize_innermost_loops(code, {("__i", "__j")})
 >>> count, marked.splitlines()[2].strip()
 (1, '#pragma omp simd')
 """
@@ -35,6 +39,7 @@ innermost loop belongs to the collapsed nest).
 from __future__ import annotations
 
 import re
+from typing import Any
 
 _PARALLEL = re.compile(r"^\s*#pragma omp parallel for\b(?P<clauses>.*)$")
 _FOR = re.compile(r"^(?P<indent>\s*)for \((?:int|long|int64_t|auto|long long) (?P<var>\w+) = [^;]+; (?P=var) < [^;]+; (?P=var) \+= [^)]+\) \{\s*$")
@@ -44,10 +49,26 @@ _MARKER = re.compile(r"[ \t]*////__(DACE:|CODEGEN;)[^\n]*")
 _ORDERED_WRITES = ("atomic", "wcr", "critical", "reduce(")
 
 
-def vectorize_innermost_loops(code: str) -> tuple[str, int]:
-    """``code`` with ``#pragma omp simd`` before the innermost loop of each multi-dimensional parallel map.
+def parallel_map_parameters(sdfg: Any) -> set[tuple[str, ...]]:
+    """The parameters of every OpenMP-parallel map of two or more dimensions in ``sdfg``, at any depth."""
+    from dace import dtypes
+    from dace.sdfg import nodes
 
-    Returns the new code and how many loops were marked.
+    return {
+        tuple(node.map.params)
+        for node, _ in sdfg.all_nodes_recursive()
+        if isinstance(node, nodes.MapEntry)
+        and node.map.schedule == dtypes.ScheduleType.CPU_Multicore
+        and len(node.map.params) >= 2
+    }
+
+
+def vectorize_innermost_loops(code: str, maps: set[tuple[str, ...]]) -> tuple[str, int]:
+    """``code`` with ``#pragma omp simd`` before the innermost loop of each parallel map of ``maps``.
+
+    ``maps``: the parameters of the program's parallel maps
+    (:func:`parallel_map_parameters`). Returns the new code and how many
+    loops were marked.
     """
     original = code.split("\n")
     lines = [_MARKER.sub("", line) for line in original]  # matched without DaCe's markers, written with them
@@ -61,12 +82,13 @@ def vectorize_innermost_loops(code: str) -> tuple[str, int]:
         index += 1
         if not parallel or "collapse" in parallel.group("clauses"):
             continue
-        headers = 0
-        while index + headers < len(lines) and _FOR.match(lines[index + headers]):
-            headers += 1
-        if headers < 2:
-            continue
-        innermost = index + headers - 1
+        names = []
+        while index + len(names) < len(lines) and (header := _FOR.match(lines[index + len(names)])):
+            names.append(header.group("var"))
+        dimensions = [n for n in range(2, len(names) + 1) if tuple(names[:n]) in maps]
+        if len(dimensions) != 1:
+            continue  # not one map's loops, or more than one map could be meant: left alone
+        innermost = index + dimensions[0] - 1
         if _writes_in_order(_block(lines, innermost), functions, set()):
             continue
         out.extend(original[index:innermost])
