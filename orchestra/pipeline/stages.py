@@ -300,9 +300,9 @@ def _generate_code(sdfg: Any, folder: Path) -> list:
 
 
 def _vectorize_innermost_loops(sdfg: Any, code_objects: list) -> None:
-    from orchestra.passes.cpu.simd import parallel_map_parameters, vectorize_innermost_loops
+    from orchestra.passes.cpu.simd import map_parameters, vectorize_innermost_loops
 
-    maps = parallel_map_parameters(sdfg)
+    maps = map_parameters(sdfg)
     for code_object in code_objects:
         if code_object.language == "cpp" and code_object.target.target_name == "cpu":
             code_object.code, marked = vectorize_innermost_loops(code_object.code, maps)

@@ -45,11 +45,19 @@ for (int __m = 0; __m < 2; __m += 1) {
     assert vectorize_innermost_loops(code, {("__i", "__j")})[1] == 0
 
 
-def test_one_dimensional_maps_collapsed_nests_and_sequential_loops_are_left_alone():
+def test_a_sequential_map_inside_a_parallel_one_gets_it_too():
+    code = "#pragma omp parallel for\nfor (int __k = 0; __k < 8; __k += 1) {\n{\n" + MAP_2D.replace(
+        "#pragma omp parallel for\n", "").replace("BODY", "b[__j] = a[__j];") + "\n}\n}"
+    marked_code, marked = vectorize_innermost_loops(code, MAPS)
+    lines = marked_code.splitlines()
+    assert marked == 1 and lines[lines.index("    #pragma omp simd") + 1].strip().startswith("for (int __j")
+
+
+def test_one_dimensional_maps_collapsed_nests_and_loops_of_no_map_are_left_alone():
     one_d = "#pragma omp parallel for\nfor (int __i = 0; __i < 24; __i += 1) {\n b[__i] = a[__i];\n}"
     collapsed = MAP_2D.replace("parallel for", "parallel for collapse(2)").replace("BODY", "b[__j] = a[__j];")
-    sequential = MAP_2D.replace("#pragma omp parallel for\n", "").replace("BODY", "b[__j] = a[__j];")
-    for code in (one_d, collapsed, sequential):
+    no_map = MAP_2D.replace("BODY", "b[__j] = a[__j];").replace("__j", "__n")
+    for code in (one_d, collapsed, no_map):
         assert vectorize_innermost_loops(code, MAPS) == (code, 0)
 
 

@@ -1,21 +1,21 @@
-"""The innermost loop of every parallel map is vectorized (``#pragma omp simd``).
+"""The innermost loop of every map of two or more dimensions is vectorized (``#pragma omp simd``).
 
 Reads and changes: the C++ that DaCe generates for the program's CPU maps
 (after code generation; the SDFG is not changed). DaCe writes a map of
-several dimensions as ``#pragma omp parallel for`` and one ``for`` header per
-dimension, nothing between them. Inside OpenMP's outlined function the
-arrays are reached through the shared-data struct, so gcc no longer sees
-them as ``__restrict__`` and vectorizes almost no loop (on the dycore: a
-copy of three fields, ``h0[...] = h[...]``, "complicated access pattern";
-36 of 52 innermost loops of 8 or more iterations vectorized, none of the
-regions' pieces). A map's iterations are independent by definition (that is
-what makes it a map; a loop-carried order is a ``for`` or a sweep, never a
-map), so the innermost dimension is declared ``omp simd``, which says
-exactly that and nothing more. Which loops are a map's is read from the
-SDFG, not guessed from the text: a chain of loop headers after the pragma
-is marked only where its first loops' variables are exactly one parallel
-map's parameters, and only one map's (a loop inside the map's body, a
-sweep with an order of its own, is never marked).
+several dimensions as one ``for`` header per dimension, nothing between them
+(after ``#pragma omp parallel for`` when the map is the parallel one; the
+horizontal maps inside a parallel vertical map are sequential). Inside
+OpenMP's outlined function the arrays are reached through the shared-data
+struct, so gcc no longer sees them as ``__restrict__`` and leaves most loops
+scalar (on the dycore: a copy of three fields, ``h0[...] = h[...]``,
+"complicated access pattern"). A map's iterations are independent by
+definition (that is what makes it a map; a loop-carried order is a loop
+region or a sweep, never a map), so the innermost dimension is declared
+``omp simd``, which says exactly that and nothing more. Which loops are a
+map's is read from the SDFG, not guessed from the text: a chain of loop
+headers is marked only where its first loops' variables are exactly one
+map's parameters, and only one map's (a loop inside the map's body, a sweep
+with an order of its own, is never marked).
 
 Results stay bitwise equal: ``omp simd`` allows no reassociation (no
 ``reduction`` clause is given) and the toolchain's rules are unchanged
@@ -41,7 +41,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_PARALLEL = re.compile(r"^\s*#pragma omp parallel for\b(?P<clauses>.*)$")
 _FOR = re.compile(r"^(?P<indent>\s*)for \((?:int|long|int64_t|auto|long long) (?P<var>\w+) = [^;]+; (?P=var) < [^;]+; (?P=var) \+= [^)]+\) \{\s*$")
 #: DaCe's source-map markers at the end of a generated line (``////__DACE:0:1:2``)
 _MARKER = re.compile(r"[ \t]*////__(DACE:|CODEGEN;)[^\n]*")
@@ -49,26 +48,26 @@ _MARKER = re.compile(r"[ \t]*////__(DACE:|CODEGEN;)[^\n]*")
 _ORDERED_WRITES = ("atomic", "wcr", "critical", "reduce(")
 
 
-def parallel_map_parameters(sdfg: Any) -> set[tuple[str, ...]]:
-    """The parameters of every OpenMP-parallel map of two or more dimensions in ``sdfg``, at any depth."""
-    from dace import dtypes
+#: the schedules whose maps DaCe's CPU code generator writes as plain nested loops
+_CPU_SCHEDULES = ("CPU_Multicore", "Sequential", "Default")
+
+
+def map_parameters(sdfg: Any) -> set[tuple[str, ...]]:
+    """The parameters of every CPU map of two or more dimensions in ``sdfg``, at any depth."""
     from dace.sdfg import nodes
 
     return {
         tuple(node.map.params)
         for node, _ in sdfg.all_nodes_recursive()
-        if isinstance(node, nodes.MapEntry)
-        and node.map.schedule == dtypes.ScheduleType.CPU_Multicore
-        and len(node.map.params) >= 2
+        if isinstance(node, nodes.MapEntry) and node.map.schedule.name in _CPU_SCHEDULES and len(node.map.params) >= 2
     }
 
 
 def vectorize_innermost_loops(code: str, maps: set[tuple[str, ...]]) -> tuple[str, int]:
-    """``code`` with ``#pragma omp simd`` before the innermost loop of each parallel map of ``maps``.
+    """``code`` with ``#pragma omp simd`` before the innermost loop of each map of ``maps``.
 
-    ``maps``: the parameters of the program's parallel maps
-    (:func:`parallel_map_parameters`). Returns the new code and how many
-    loops were marked.
+    ``maps``: the parameters of the program's maps (:func:`map_parameters`).
+    Returns the new code and how many loops were marked.
     """
     original = code.split("\n")
     lines = [_MARKER.sub("", line) for line in original]  # matched without DaCe's markers, written with them
@@ -78,10 +77,10 @@ def vectorize_innermost_loops(code: str, maps: set[tuple[str, ...]]) -> tuple[st
     index = 0
     while index < len(lines):
         out.append(original[index])
-        parallel = _PARALLEL.match(lines[index])
         index += 1
-        if not parallel or "collapse" in parallel.group("clauses"):
-            continue
+        previous = lines[index - 1]
+        if _FOR.match(previous) or "collapse" in previous or index >= len(lines) or not _FOR.match(lines[index]):
+            continue  # a chain starts at a loop header that follows no other (nor a collapsed pragma)
         names = []
         while index + len(names) < len(lines) and (header := _FOR.match(lines[index + len(names)])):
             names.append(header.group("var"))
