@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -34,18 +35,22 @@ def profile_orchestrated(model: Any, steps: int, snapshot: StateSnapshot) -> dic
     import dace
 
     from orchestra.calls.fast_path import FastCaller
-    from orchestra.pipeline.stages import OptimizedProgram, compile_program, load
+    from orchestra.pipeline.stages import REPORT_FOLDER_VARIABLE, OptimizedProgram, compile_program, load
     from orchestra.toolchain import dace_settings
 
     program = orchestrated_program(model)
     sdfg = dace.SDFG.from_file(str(build_folder(program) / "program.sdfgz"))
     counts = instrument(sdfg)
+    from orchestra.passes.cpu import DEFAULT_CPU_PASSES
+
+    passes = program.config.cpu_passes if program.config.cpu_passes is not None else DEFAULT_CPU_PASSES
+    simd = "simd_innermost_loops" in passes  # as the build compiled its code
     with tempfile.TemporaryDirectory(prefix="orchestra_profile_") as scratch:
         folder = Path(scratch)
         start = time.perf_counter()
         with dace_settings(), dace.config.temporary_config():
             dace.Config.set("instrumentation", "report_each_invocation", value=False)
-            compile_program(OptimizedProgram(sdfg, {}, 0.0), folder)
+            compile_program(OptimizedProgram(sdfg, {}, 0.0, simd), folder)
         compile_seconds = time.perf_counter() - start
         loaded = load(folder)
         caller = FastCaller(program.dace_program(), loaded.compiled_sdfg)
@@ -55,8 +60,13 @@ def profile_orchestrated(model: Any, steps: int, snapshot: StateSnapshot) -> dic
         for _ in range(steps):
             caller((), {})
         wall = (time.perf_counter() - start) / steps
+        # the report goes where ORCHESTRA_KERNEL_REPORT_DIR says when the library saves it (at finalize)
+        (folder / "perf").mkdir(exist_ok=True)
+        os.environ[REPORT_FOLDER_VARIABLE] = str(folder / "perf")
         loaded.compiled_sdfg.finalize()  # writes the report
         reports = sorted((folder / "perf").glob("report-*.json"))
+        if not reports:
+            raise RuntimeError(f"the instrumented program wrote no report into {folder / 'perf'}")
         events = json.loads(reports[-1].read_text())["traceEvents"]
     snapshot.restore()
     summary = summarize(events, steps + 1, sdfg.name)
