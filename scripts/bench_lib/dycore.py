@@ -34,6 +34,8 @@ VARIANTS: dict[str, tuple[str, bool]] = {
     "orchestrated_nopasses": ("dace:cpu", True),
     # orchestrated without declaring the maps' innermost loops omp simd (its before/after comparison)
     "orchestrated_nosimd": ("dace:cpu", True),
+    # orchestrated with maps split at regions along the innermost index only (the outer split's comparison)
+    "orchestrated_innersplit": ("dace:cpu", True),
     # orchestrated with the default CPU passes plus fusion (fusion's before/after comparison)
     "orchestrated_fused": ("dace:cpu", True),
     # the same with vertical merging only, no row blocking (each fusion pass's share)
@@ -43,7 +45,7 @@ VARIANTS: dict[str, tuple[str, bool]] = {
 }
 
 #: Variants that are 1-rank comparisons of orchestrated builds (not run on 6 ranks).
-ONE_RANK_VARIANTS = ("orchestrated_nopasses", "orchestrated_nosimd", "orchestrated_fused", "orchestrated_merged", "orchestrated_debug")
+ONE_RANK_VARIANTS = ("orchestrated_nopasses", "orchestrated_nosimd", "orchestrated_innersplit", "orchestrated_fused", "orchestrated_merged", "orchestrated_debug")
 
 
 def cpu_passes(variant: str) -> Optional[tuple[str, ...]]:
@@ -54,7 +56,9 @@ def cpu_passes(variant: str) -> Optional[tuple[str, ...]]:
     if variant == "orchestrated_nopasses":
         return ()
     if variant == "orchestrated_nosimd":
-        return tuple(name for name in DEFAULT_CPU_PASSES if name != "simd_innermost_loops")
+        return tuple(name for name in DEFAULT_CPU_PASSES if name not in ("simd_innermost_loops", "split_region_maps_outer"))
+    if variant == "orchestrated_innersplit":
+        return tuple(name for name in DEFAULT_CPU_PASSES if name != "split_region_maps_outer")
     if variant == "orchestrated_fused":
         return FUSION_PASSES + DEFAULT_CPU_PASSES
     if variant == "orchestrated_merged":

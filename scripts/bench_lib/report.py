@@ -13,6 +13,7 @@ LABELS = {
     "orchestrated": "orchestrated",
     "orchestrated_nopasses": "orchestrated, no CPU passes",
     "orchestrated_nosimd": "orchestrated, innermost loops not omp simd",
+    "orchestrated_innersplit": "orchestrated, regions split along the innermost index only",
     "orchestrated_fused": "orchestrated with fusion",
     "orchestrated_merged": "orchestrated, vertical merging only",
     "orchestrated_debug": "orchestrated + debug checks",
@@ -21,7 +22,7 @@ LABELS = {
 #: One colour per variant, the same in every panel.
 COLORS = {
     "numpy": "tab:gray", "gt_cpu_kfirst": "tab:blue", "dace_cpu": "tab:orange", "orchestrated": "tab:red",
-    "gt_cpu_ifirst": "tab:cyan", "orchestrated_nosimd": "tab:green", "orchestrated_nopasses": "tab:purple", "orchestrated_fused": "tab:pink", "orchestrated_merged": "tab:olive", "orchestrated_debug": "tab:brown",
+    "gt_cpu_ifirst": "tab:cyan", "orchestrated_nosimd": "tab:green", "orchestrated_innersplit": "black", "orchestrated_nopasses": "tab:purple", "orchestrated_fused": "tab:pink", "orchestrated_merged": "tab:olive", "orchestrated_debug": "tab:brown",
 }
 
 
@@ -110,7 +111,7 @@ threads as the job (the scalar peak, the rate of loops the compiler leaves scala
 def table(lines: list[dict]) -> str:
     """The terminal table: ms per step (median over repeats, slowest rank), ratios, bandwidth."""
     variants = [v for v in LABELS if any(f"{v}_ms" in line for line in lines)]
-    short = {"numpy": "numpy", "gt_cpu_kfirst": "gt:kfirst", "gt_cpu_ifirst": "gt:ifirst", "orchestrated_nosimd": "orch.nosimd", "dace_cpu": "dace:cpu", "orchestrated": "orch.",
+    short = {"numpy": "numpy", "gt_cpu_kfirst": "gt:kfirst", "gt_cpu_ifirst": "gt:ifirst", "orchestrated_nosimd": "orch.nosimd", "orchestrated_innersplit": "orch.inner", "dace_cpu": "dace:cpu", "orchestrated": "orch.",
              "orchestrated_nopasses": "orch.nopass", "orchestrated_fused": "orch.fused", "orchestrated_merged": "orch.merged",
              "orchestrated_debug": "orch.debug"}
     others = [v for v in variants if v != "orchestrated"]

@@ -158,14 +158,20 @@ def test_region_maps_are_split_into_branch_free_bulk_pieces(parsed):
     symbol = [name for name, value in nested.symbol_mapping.items() if str(value) == "__j"][0]
     assert sorted(cut_points(nested.sdfg, symbol)) == [0, 1, 2, 6, 7]
     assert split_region_maps(sdfg) == 1
+    outer_splits = split_region_maps(sdfg, -2)
     sdfg.validate()
-    pieces = {_j_range(node): node for node in _region_nested_sdfgs(sdfg)}
-    assert sorted(pieces) == [(0, 0), (1, 1), (2, 5), (6, 6)]  # j in 0..6: edge, next to edge, bulk, edge
-    bulk = pieces[(2, 5)]
-    conditions = [c for b in bulk.sdfg.all_control_flow_blocks() if isinstance(b, ConditionalBlock) for c, _ in b.branches]
-    # only the region on i alone (invariant in the inner loop) is left in the bulk piece
-    assert conditions and all(symbol not in c.as_string for c in conditions)
-    assert split_region_maps(sdfg) == 0  # nothing left to split
+    pieces = _region_nested_sdfgs(sdfg)
+    # j in 0..6: edge, next to edge, bulk, edge; then each of those along i where regions on i remain
+    assert sorted({_j_range(node) for node in pieces}) == [(0, 0), (1, 1), (2, 5), (6, 6)]
+    assert outer_splits > 0 and len(pieces) > 4
+
+    def conditions(node):
+        return [c for b in node.sdfg.all_control_flow_blocks() if isinstance(b, ConditionalBlock) for c, _ in b.branches]
+
+    bulk = [node for node in pieces if _j_range(node) == (2, 5)]
+    # the bulk of the bulk (inside along i too) has no branch left: its innermost loop can be vectorized
+    assert any(not conditions(node) for node in bulk)
+    assert split_region_maps(sdfg) == 0 and split_region_maps(sdfg, -2) == 0  # nothing left to split
 
 
 def test_one_openmp_level(parsed):

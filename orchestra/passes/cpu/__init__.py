@@ -10,6 +10,8 @@ name                          what it does                                     m
                               become one (fusion; opt-in, see that package)
 ``split_region_maps``         one map per piece between horizontal-region      :mod:`.regions`
                               boundaries; each piece without dead branches
+``split_region_maps_outer``   the same along the map index outside the         :mod:`.regions`
+                              innermost (bulk pieces without any branch)
 ``tile_fused_maps``           the horizontal maps of a fused map run block     :mod:`orchestra.passes.fusion`
                               by block of rows, skewed (fusion; opt-in)
 ``single_parallel_level``     no OpenMP region nested in another; a            :mod:`.openmp`
@@ -40,12 +42,13 @@ log = logging.getLogger("orchestra")
 #: copies inner maps, which blocking then runs block by block, and whose schedules the
 #: OpenMP pass sets last).
 CPU_PASS_ORDER = (
-    "merge_vertical_maps", "split_region_maps", "tile_fused_maps", "single_parallel_level", "simd_innermost_loops",
+    "merge_vertical_maps", "split_region_maps", "split_region_maps_outer", "tile_fused_maps", "single_parallel_level",
+    "simd_innermost_loops",
 )
 
 #: What a CPU build runs by default. Fusion is opt-in: vertical merging is bitwise
 #: and verified, but measured no faster on the dycore (docs/performance.md#fusion).
-DEFAULT_CPU_PASSES = ("split_region_maps", "single_parallel_level", "simd_innermost_loops")
+DEFAULT_CPU_PASSES = ("split_region_maps", "split_region_maps_outer", "single_parallel_level", "simd_innermost_loops")
 
 
 def check_cpu_passes(names: Iterable[str]) -> tuple[str, ...]:
@@ -67,6 +70,7 @@ def _functions(block_bytes: Optional[int]) -> dict[str, Callable[[Any], int]]:
     return {
         "merge_vertical_maps": merge_vertical_maps,
         "split_region_maps": split_region_maps,
+        "split_region_maps_outer": lambda sdfg: split_region_maps(sdfg, -2),
         "tile_fused_maps": lambda sdfg: tile_fused_maps(sdfg, block_bytes),
         "single_parallel_level": single_parallel_level,
         "simd_innermost_loops": lambda sdfg: 0,  # the generated code's, when compiled (pipeline.stages)

@@ -10,10 +10,13 @@ fluxes, which do the same work with their regions on the outer index.
 
 :class:`SplitRegionMaps` cuts the innermost range of such a map at every
 constant the region conditions compare that index with, so that on each
-piece every comparison has one known value. The map is copied once per
-piece; in each copy's nested SDFG the branches that cannot run on that piece
-are removed and those that always run become unconditional. The bulk piece
-then has no branches left. Only control flow changes: the same statements
+piece every comparison has one known value; the CPU pass
+``split_region_maps_outer`` then does the same along the index outside it
+(regions on ``i``: the innermost loop of a piece is vectorized only without
+branches, see :mod:`.simd`). The map is copied once
+per piece; in each copy's nested SDFG the branches that cannot run on that
+piece are removed and those that always run become unconditional. The bulk
+piece then has no branches left. Only control flow changes: the same statements
 run on the same points in the same order of operations, so results are
 bitwise identical (``tests/benchmarks/test_cpu_passes.py``).
 
@@ -233,8 +236,8 @@ def _add_outer_exit_path(state: Any, new_exit: Any, edge: Any) -> None:
         state.add_edge(outer, "OUT_" + name, out.dst, out.dst_conn, copy.deepcopy(out.data))
 
 
-def _candidates(sdfg: Any) -> Iterator[tuple[Any, Any, Any, str, list[tuple[int, int]]]]:
-    """(state, map entry, nested SDFG, nested symbol, pieces) of every map worth splitting."""
+def _candidates(sdfg: Any, dimension: int) -> Iterator[tuple[Any, Any, Any, str, list[tuple[int, int]]]]:
+    """(state, map entry, nested SDFG, nested symbol, pieces) of every map worth splitting along ``dimension``."""
     from dace.sdfg import nodes
 
     for state in [s for sd in sdfg.all_sdfgs_recursive() for s in sd.states()]:
@@ -244,16 +247,18 @@ def _candidates(sdfg: Any) -> Iterator[tuple[Any, Any, Any, str, list[tuple[int,
             nested = [n for n in body if isinstance(n, nodes.NestedSDFG)]
             if len(nested) != 1 or any(isinstance(n, nodes.MapEntry) for n in body):
                 continue
-            pieces = _pieces(entry, nested[0])
+            if len(entry.map.params) < -dimension:
+                continue
+            pieces = _pieces(entry, nested[0], dimension)
             if pieces is not None and _outputs_reach_access_nodes(state, state.exit_node(entry)):
                 yield state, entry, nested[0], pieces[0], pieces[1]
 
 
-def _pieces(entry: Any, nested: Any) -> Optional[tuple[str, list[tuple[int, int]]]]:
-    """The nested symbol of the innermost map index and the [low, high] pieces, or None."""
-    param = entry.map.params[-1]
+def _pieces(entry: Any, nested: Any, dimension: int) -> Optional[tuple[str, list[tuple[int, int]]]]:
+    """The nested symbol of the map index ``dimension`` and the [low, high] pieces, or None."""
+    param = entry.map.params[dimension]
     try:
-        begin, end, step = (int(v) for v in entry.map.range[-1])
+        begin, end, step = (int(v) for v in entry.map.range[dimension])
     except TypeError:
         return None  # symbolic range
     symbols = [name for name, value in nested.symbol_mapping.items() if str(value) == param]
@@ -266,16 +271,19 @@ def _pieces(entry: Any, nested: Any) -> Optional[tuple[str, list[tuple[int, int]
     return symbols[0], [(low, high - 1) for low, high in zip(bounds, bounds[1:])]
 
 
-def split_region_maps(sdfg: Any) -> int:
-    """Split every suitable map of ``sdfg`` in place (see the module docstring); returns how many."""
+def split_region_maps(sdfg: Any, dimension: int = -1) -> int:
+    """Split every suitable map of ``sdfg`` in place along its index ``dimension`` (-1: the innermost).
+
+    See the module docstring; returns how many maps were split.
+    """
     split = 0
-    for state, entry, nested, symbol, pieces in list(_candidates(sdfg)):
+    for state, entry, nested, symbol, pieces in list(_candidates(sdfg, dimension)):
         for low, high in pieces[1:]:
             new_entry, copies = _copy_scope(state, entry)
-            new_entry.map.range[-1] = (low, high, 1)
+            new_entry.map.range[dimension] = (low, high, 1)
             for node in copies:
                 specialize(node.sdfg, symbol, low, high)
-        entry.map.range[-1] = (pieces[0][0], pieces[0][1], 1)
+        entry.map.range[dimension] = (pieces[0][0], pieces[0][1], 1)
         specialize(nested.sdfg, symbol, *pieces[0])
         split += 1
     if split:
