@@ -256,9 +256,7 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
         while sdfg.is_loaded():  # as DaCe does: a loaded library of that name in this process
             sdfg.name, index = f"{name}_{index}", index + 1
         sdfg.fill_scope_connectors()
-        code_objects = _generate_code(sdfg, folder)
-        if optimized.simd_innermost_loops:
-            _vectorize_innermost_loops(sdfg, code_objects)
+        code_objects = _generate_code(sdfg, folder, optimized.simd_innermost_loops)
         _report_folder_from_environment(code_objects, folder)
         program_folder = compiler.generate_program_folder(None, code_objects, str(folder))
         _write_hash_header(sdfg.name, code_objects, folder)
@@ -284,12 +282,18 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
     return CompiledProgram(folder, libraries[0], library_name, time.perf_counter() - start)
 
 
-def _generate_code(sdfg: Any, folder: Path) -> list:
-    """DaCe's code generation; on failure the SDFG is kept as ``dace_debug/failing.sdfgz`` in ``folder``."""
+def _generate_code(sdfg: Any, folder: Path, simd_innermost_loops: bool) -> list:
+    """DaCe's code generation (then ``omp simd`` on the maps' innermost loops, if asked).
+
+    On failure the SDFG is kept as ``dace_debug/failing.sdfgz`` in ``folder``.
+    """
     from dace.codegen import codegen
 
     try:
-        return codegen.generate_code(sdfg, validate=False)
+        code_objects = codegen.generate_code(sdfg, validate=False)
+        if simd_innermost_loops:
+            _vectorize_innermost_loops(sdfg, code_objects)
+        return code_objects
     except Exception as error:
         kept = folder / "dace_debug" / "failing.sdfgz"
         try:
