@@ -50,11 +50,12 @@ def scalars_as_given(sdfg: Any, given: Mapping[str, Any]) -> list[str]:
     from dace import data
 
     converted = []
+    written = _written(sdfg)  # a scalar the stencil writes back is left to DaCe (gt4py stencils write none)
     for name, passed in given.items():
         own = sdfg.arrays.get(name)
         if not isinstance(own, data.Scalar) or own.transient or not isinstance(passed, data.Scalar):
             continue
-        if passed.dtype != own.dtype and name not in _written(sdfg):
+        if passed.dtype != own.dtype and name not in written:
             _convert_on_entry(sdfg, name, passed.dtype)
             converted.append(name)
     return converted
