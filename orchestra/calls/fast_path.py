@@ -13,9 +13,11 @@ object and triggers a fresh, validated marshalling, never a stale pointer.
 An array container (:func:`orchestra.key.array_like.is_container`, e.g. NDSL's
 ``Quantity``) is the exception: the same container may wrap another array
 after ``quantity.data = new_array``. For each container marshalled, the fast
-path also compares the container's data token (pointer, shape, strides,
-dtype, read from its array interface) on every call; a changed token
-triggers the same validated marshalling. Arrays are described (shape, dtype,
+path also checks on every call that the container still wraps the same data
+(:mod:`orchestra.calls.container_watch`: the forwarded array by identity
+where the container's class provably forwards one, else the data token:
+pointer, shape, strides, dtype); a change triggers the same validated
+marshalling. Arrays are described (shape, dtype,
 strides, memory range) by :func:`orchestra.key.array_like.array_layout` only
 when marshalling.
 """
@@ -28,9 +30,10 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 
-from orchestra.key.array_like import ArrayLayout, array_layout, data_token, first_overlap, is_container
+from orchestra.calls.container_watch import ContainerWatch
+from orchestra.key.array_like import ArrayLayout, array_layout, first_overlap
 from orchestra.errors import StaleArgumentsError
-from orchestra.key.folded_values import expression_reader
+from orchestra.key.expression_reader import expression_reader
 from orchestra.frontend.closure_arrays import shared_arrays
 from orchestra.observe.timings import ProgramClock
 from orchestra.toolchain import dace_settings
@@ -58,7 +61,7 @@ def _fast_getter(getter: Callable[[], Any]) -> Callable[[], Any]:
     program's globals into a filtered dict and compiles the expression again
     (~20 us per array, ~1 ms per call of the dycore). The equivalent here
     reads the expression in the same namespace with
-    :func:`orchestra.key.folded_values.expression_reader` (an attribute chain
+    :func:`orchestra.key.expression_reader.expression_reader` (an attribute chain
     such as ``self.grid.rarea`` directly, about 0.1 us), so attributes are
     still read at call time (a replaced array is seen). Any getter of another
     shape (DaCe also returns fixed objects) is kept.
@@ -188,7 +191,7 @@ class FastCaller:
         self._descriptors = {name: sdfg.arrays[name] for name in signature if name in sdfg.arrays}
         self._has_return = any(name.startswith("__return") for name in sdfg.arrays)
         self._last_values: list | None = None
-        self._containers: tuple[tuple[int, tuple], ...] = ()
+        self._containers = ContainerWatch([])
         self._replaced_cursor = 0  # where closure_replaced(at_most) goes on
         self.marshal_count = 0
 
@@ -230,14 +233,6 @@ class FastCaller:
             if reason is not None:
                 raise StaleArgumentsError(reason)
 
-    def _watch_containers(self, values: list) -> tuple[tuple[int, tuple], ...]:
-        """(position, data token) of each container among ``values``: its wrapped array may be replaced."""
-        return tuple((index, data_token(value)) for index, value in enumerate(values) if is_container(value))
-
-    def _containers_moved(self, values: list) -> bool:
-        """Whether a container marshalled last time now wraps other data (or another layout)."""
-        return any(data_token(values[index]) != token for index, token in self._containers)
-
     def __call__(self, args: tuple, kwargs: dict) -> Any:
         if self._shared:
             self._check_shared()
@@ -246,14 +241,14 @@ class FastCaller:
         if (
             self._last_values is None
             or not _same(values, self._last_values)
-            or (self._containers and self._containers_moved(values))
+            or (self._containers and self._containers.moved(values))
         ):
             keywords = self._as_keywords(values)
             self._validate(keywords)
             with dace_settings():
                 compiled._lastargs = compiled.construct_arguments(**keywords)
             self._last_values = values  # keeps the marshalled objects alive
-            self._containers = self._watch_containers(values)
+            self._containers = ContainerWatch(values)
             self.marshal_count += 1
         clock = self._clock
         if clock is not None:
@@ -329,7 +324,7 @@ class FastCaller:
             if getters[index]() is not last[start + index]:
                 name = self._closure_names[index]
                 return self._shown.get(name, name)
-        if self._containers and self._containers_moved(last):
+        if self._containers and self._containers.moved(last):
             return "the data of an array container the program reads"
         return None
 

@@ -30,14 +30,15 @@ import enum
 import functools
 import inspect
 import operator
-import re
 from typing import Any, Callable, Optional
+
+from orchestra.key.expression_reader import ATTRIBUTE_CHAIN, expression_reader, subscript_of
 
 
 class FoldedValue:
     """One folded value: where it is read from, the code that reads it, the value built in."""
 
-    __slots__ = ("where", "expression", "built", "current", "same", "place")
+    __slots__ = ("where", "expression", "built", "current", "same", "place", "in_tuple")
 
     def __init__(
         self, where: str, expression: str, namespace: tuple[dict, dict], built: Any,
@@ -51,6 +52,9 @@ class FoldedValue:
             else expression_reader(expression, *namespace)
         )
         self.same = same or _same
+        #: (key, reader of the tuple, the tuple) when the expression is an item of a tuple of plain values
+        self.in_tuple: Optional[tuple[tuple, Callable[[], Any], tuple]] = _tuple_item(
+            expression, namespace, built, self.same)
 
     @property
     def name(self) -> str:
@@ -58,55 +62,61 @@ class FoldedValue:
         return f"{self.where}: {self.expression}" if self.where else self.expression
 
 
-_ATTRIBUTES = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
-
-
 def _attribute_place(expression: str, locals_: dict) -> Optional[tuple[dict, str]]:
     """``(vars(self), "attribute")`` for ``self.attribute`` held in the instance dict, else None."""
     root, _, rest = expression.partition(".")
-    if not _ATTRIBUTES.fullmatch(expression) or root not in locals_ or not rest or "." in rest:
+    if not ATTRIBUTE_CHAIN.fullmatch(expression) or root not in locals_ or not rest or "." in rest:
         return None
     owner = getattr(locals_[root], "__dict__", None)
     return (owner, rest) if isinstance(owner, dict) and rest in owner else None
 
 
-def expression_reader(expression: str, globals_: dict, locals_: dict) -> Callable[[], Any]:
-    """A function reading DaCe's ``expression`` now, as ``eval(expression, globals_, locals_)`` would.
+#: values a tuple may hold for its items to be fixed while the tuple is the same object
+_PLAIN = (bool, int, float, complex, str, bytes, type(None), enum.Enum)
 
-    An attribute chain is read directly (about 0.1 us; ``eval`` of the
-    compiled expression takes about 1 us): from the object ``locals_`` holds
-    (fixed for the program), or from ``globals_`` looked up on each read (a
-    module constant, read live). Anything else (subscripts, builtins) is
-    compiled once and evaluated.
+
+def _tuple_item(expression: str, namespace: tuple[dict, dict], built: Any, same: Callable) -> Optional[tuple]:
+    """``(key, read the tuple, the tuple)`` for ``NAMES[2]`` with ``NAMES`` a tuple of plain values, else None.
+
+    A model looping over a constant tuple (``for name in TRACERS``) folds one
+    value per item; while the tuple is the same object, none of its items
+    can have changed, so the call checks the tuple once (its identity), not
+    each item.
     """
-    root, _, rest = expression.partition(".")
-    if _ATTRIBUTES.fullmatch(expression) and root in locals_:
-        obj = locals_[root]
-        return (lambda: obj) if not rest else functools.partial(operator.attrgetter(rest), obj)
-    if _ATTRIBUTES.fullmatch(expression) and root in globals_:
-        if not rest:
-            return lambda: globals_[root]
-        chain = operator.attrgetter(rest)
-        return lambda: chain(globals_[root])
-    code = compile(expression, f"<orchestra {expression}>", "eval")
-    return lambda: eval(code, globals_, locals_)  # noqa: S307 (DaCe's own expression)
+    subscript = subscript_of(expression)
+    if subscript is None:
+        return None
+    base, index = subscript
+    try:
+        read = expression_reader(base, *namespace)
+        whole = read()
+        item = whole[index]
+    except Exception:  # noqa: BLE001 (read item by item, as any other value)
+        return None
+    if type(whole) is not tuple or not all(isinstance(value, _PLAIN) for value in whole) or not same(item, built):
+        return None
+    return (base, id(namespace[0]), id(namespace[1])), read, whole
 
 
 class FoldedValues:
     """Every value one program's build folded in; :meth:`changed` says whether any differs now."""
 
-    __slots__ = ("values", "_owners", "_names", "_held", "_others")
+    __slots__ = ("values", "_owners", "_names", "_held", "_tuples", "_others")
 
     def __init__(self, values: list[FoldedValue]) -> None:
         self.values = tuple(values)
         # the per-call check, flattened: callees held as ``self.attribute`` (most entries) read
         # and compared by identity in two C-level passes, then every other value
-        held, others = [], []
+        held, others, tuples = [], [], {}
         for value in self.values:
             if value.same is _identical and value.place is not None:
                 held.append((*value.place, value.built))
+            elif value.in_tuple is not None:  # one identity test per tuple; its items if it was replaced
+                key, read, whole = value.in_tuple
+                tuples.setdefault(key, (read, whole, []))[2].append((value.current, value.same, value.built))
             else:
                 others.append((value.current, value.same, value.built))
+        self._tuples = tuple((read, whole, tuple(items)) for read, whole, items in tuples.values())
         self._owners = tuple(owner for owner, _, _ in held)
         self._names = tuple(name for _, name, _ in held)
         self._held = tuple(built for _, _, built in held)
@@ -127,8 +137,10 @@ class FoldedValues:
     def changed(self) -> Optional[str]:
         """``None`` if every value is still the one built in, else what changed (for the log)."""
         try:
-            if all(map(operator.is_, map(dict.get, self._owners, self._names), self._held)) and all(
-                same(read(), built) for read, same, built in self._others
+            if (
+                all(map(operator.is_, map(dict.get, self._owners, self._names), self._held))
+                and all(read() is whole or _all_same(items) for read, whole, items in self._tuples)
+                and _all_same(self._others)
             ):
                 return None
         except Exception:  # noqa: BLE001 (explained below, value by value)
@@ -201,9 +213,13 @@ def _collect_callees(program: Any, callees: set[int], namespace: tuple, where: s
         else:
             continue
         key = (id(owner) if owner is not None else id(program.f), expression)
-        if key not in seen and _ATTRIBUTES.fullmatch(expression):
+        if key not in seen and ATTRIBUTE_CHAIN.fullmatch(expression):
             seen.add(key)
             values.append(FoldedValue(where, expression, namespace, held, same))
+
+
+def _all_same(values: tuple) -> bool:
+    return all(same(read(), built) for read, same, built in values)
 
 
 def _identical(now: Any, built: Any) -> bool:

@@ -178,3 +178,41 @@ def test_a_function_calling_a_replaced_global_stencil_runs_the_new_one(tmp_path)
         program(x, y)
         results.append(np.asarray(y).copy())
     assert np.array_equal(results[0].view(np.uint8), results[1].view(np.uint8))
+
+
+def test_items_of_a_constant_tuple_are_checked_through_the_tuple_and_still_each_noticed():
+    """``for name in NAMES`` folds one value per item: one identity test per tuple, item by item once replaced."""
+    from orchestra.key.folded_values import FoldedValue, FoldedValues
+
+    module = {"NAMES": ("qv", "qc", "qr"), "LEVELS": [1, 2]}
+    values = FoldedValues([FoldedValue("", expression, (module, {}), built) for expression, built in (
+        ("NAMES[0]", "qv"), ("NAMES[2]", "qr"), ("NAMES[-1]", "qr"), ("LEVELS[1]", 2))])
+    assert values.changed() is None
+    module["NAMES"] = ("qv", "qc", "qr")  # another tuple, the same items: nothing changed
+    assert values.changed() is None
+    module["NAMES"] = ("qv", "qc", "qi")
+    assert values.changed() == "NAMES[2] was 'qr' when built, is 'qi' now"
+    module["NAMES"] = ("qv", "qc", "qr")
+    module["LEVELS"][1] = 3  # a list changes in place: read item by item, always
+    assert values.changed() == "LEVELS[1] was 2 when built, is 3 now"
+    module["LEVELS"][1] = 2
+    del module["NAMES"]
+    assert "NAMES[0] can no longer be read" in values.changed()
+
+
+def test_plain_accesses_are_read_live_without_eval():
+    from orchestra.key.expression_reader import expression_reader
+
+    class Model:
+        def __init__(self) -> None:
+            self.tracers = {"qv": 1.0}
+
+    model, module = Model(), {"NAMES": ("a", "b")}
+    tracer = expression_reader("self.tracers['qv']", module, {"self": model})
+    last = expression_reader("NAMES[-1]", module, {})
+    assert (tracer(), last()) == (1.0, "b")
+    model.tracers["qv"], module["NAMES"] = 2.0, ("c",)
+    assert (tracer(), last()) == (2.0, "c")
+    assert "eval" not in tracer.func.__code__.co_names  # a compiled function of the fixed objects
+    call = expression_reader("len(NAMES)", module, {})  # anything else: evaluated, still read live
+    assert call() == 1
