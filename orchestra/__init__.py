@@ -3,7 +3,7 @@
 Public API::
 
     from orchestra import orchestrate, orchestrate_function, dace_inhibitor
-    from orchestra import DaceConfig, DaCeOrchestration, FrozenStencil
+    from orchestra import DaceConfig, DaCeOrchestration, FrozenStencil, Scratch
     from orchestra import abstract_device_storage, builds_without_device
     from orchestra import timing_report
     from orchestra import kernel_report
@@ -25,6 +25,7 @@ from orchestra.pipeline.abstract_arrays import abstract_device_storage, builds_w
 from orchestra.calls.arguments import compiletime_type
 from orchestra.orchestrate import orchestrate, orchestrate_function
 from orchestra.stencils.frozen import FrozenStencil
+from orchestra.stencils.scratch import Scratch
 from orchestra.observe.kernel_profile import kernel_report
 from orchestra.observe.timings import timing_report
 from orchestra.toolchain import prepare_gt4py
@@ -42,6 +43,7 @@ __all__ = [
     "MissingBuildError",
     "OrchestraError",
     "RankDisagreementError",
+    "Scratch",
     "StaleArgumentsError",
     "abstract_device_storage",
     "builds_without_device",

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import numpy as np
 
 from orchestra.calls.container_watch import ContainerWatch
-from orchestra.key.array_like import ArrayLayout, array_layout, first_overlap
+from orchestra.key.array_like import ArrayLayout, array_layout, first_overlap, is_scratch
 from orchestra.errors import StaleArgumentsError
 from orchestra.key.expression_reader import expression_reader
 from orchestra.frontend.closure_arrays import shared_arrays
@@ -175,6 +175,9 @@ class FastCaller:
         closure_arrays = getattr(program.resolver, "closure_arrays", None) or {}
         #: how an array is named in messages: ``argument 'q'``, or the expression it is read by (``self.tmp``)
         self._shown = {name: str(closure_arrays[name][0]) for name in self._closure_names if name in closure_arrays}
+        #: whether each array read through ``self`` was scratch (a transient of the program) when built
+        self._scratch = {name: bool(getattr(closure_arrays[name][1], "transient", False))
+                         for name in self._closure_names if name in closure_arrays}
         self._shared = shared_arrays(program.resolver)  # expressions made one array with another's
         self._closure_getters = [_fast_getter(g) for g in program.closure_arg_mapping.values()]
         resolver = program.resolver
@@ -215,6 +218,14 @@ class FastCaller:
 
     def _validate(self, keywords: dict[str, Any]) -> None:
         check_no_aliasing(self._runtime_argnames + self._closure_names, keywords, self._shown)
+        for name, built_scratch in self._scratch.items():
+            if is_scratch(keywords.get(name)) != built_scratch:
+                raise StaleArgumentsError(
+                    f"{self._shown.get(name, name)} was {'' if built_scratch else 'not '}a scratch array when the "
+                    f"program was built and is {'not ' if built_scratch else ''}one now: a scratch array is a "
+                    "transient of the program, so its writes are not seen by Python; keep the kind the model was "
+                    "built with, or build again (another key)"
+                )
         for name, desc in self._descriptors.items():
             value = keywords.get(name)
             if type(desc).__name__ == "Scalar":

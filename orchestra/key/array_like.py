@@ -151,6 +151,23 @@ def is_container(value: Any) -> bool:
     return type(value).__module__.partition(".")[0] != "cupy" and is_array_like(value)
 
 
+def is_scratch(value: Any) -> bool:
+    """Whether ``value`` declares itself scratch: its DaCe descriptor is a transient (NDSL's ``Local``).
+
+    A scratch array's contents are not needed between calls: the compiled
+    program keeps it as a transient of its own and never writes the object
+    Python holds (docs/orchestration.md#scratch-arrays). A numpy array never
+    is; a container is asked once per call of this function (key time,
+    marshalling), never on the per-call fast path.
+    """
+    if isinstance(value, np.ndarray) or not callable(getattr(type(value), "__descriptor__", None)):
+        return False
+    try:
+        return bool(getattr(value.__descriptor__(), "transient", False))
+    except Exception:  # noqa: BLE001 - a descriptor that cannot be built declares nothing
+        return False
+
+
 def data_token(value: Any) -> Optional[tuple]:
     """``(pointer, shape, strides, typestr)`` of ``value``'s array interface; None without one.
 

@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from orchestra.key.array_like import array_layout
+from orchestra.key.array_like import ArrayLayout, array_layout, is_scratch
 from orchestra.key.call_tree import (
     describe_call_tree,
     describe_callees,
@@ -41,7 +41,15 @@ def describe_array(value: Any) -> dict[str, Any]:
     layout = array_layout(value)
     if layout is None:
         raise TypeError(f"{type(value).__name__} is not an array (no array interface or DaCe descriptor)")
-    return layout.describe()
+    return _described(value, layout)
+
+
+def _described(value: Any, layout: ArrayLayout) -> dict[str, Any]:
+    """The layout's description; ``scratch: true`` added for a scratch array (another program: a transient)."""
+    described = layout.describe()
+    if is_scratch(value):
+        described["scratch"] = True
+    return described
 
 
 def describe_value(value: Any) -> Any:
@@ -60,7 +68,7 @@ def describe_value(value: Any) -> Any:
         return [describe_value(item) for item in value]
     layout = array_layout(value)
     if layout is not None:
-        return {"array": layout.describe()}
+        return {"array": _described(value, layout)}
     if hasattr(value, "value") and type(value).__class__.__name__ == "EnumMeta":
         return f"{type(value).__qualname__}.{value.name}"
     # An object folded in as a whole: its type is what the code depends on.
@@ -115,7 +123,7 @@ def _describe_arguments(program: Any, args: tuple, kwargs: dict) -> tuple[dict, 
         if name in program.constant_args:
             compiletime[name] = describe_value(value)
         elif (layout := array_layout(value)) is not None:
-            arguments[name] = layout.describe()
+            arguments[name] = _described(value, layout)
         else:
             arguments[name] = {"scalar": type(value).__name__}
     return arguments, compiletime
@@ -131,7 +139,7 @@ def describe_closure_arrays(closure: Any) -> dict[str, Any]:
     for _name, (expression, _desc, getter, _) in sorted(closure.closure_arrays.items()):
         value = getter()
         layout = array_layout(value)
-        arrays[expression] = layout.describe() if layout is not None else describe_value(value)
+        arrays[expression] = _described(value, layout) if layout is not None else describe_value(value)
     return arrays
 
 
