@@ -75,6 +75,9 @@ class RunConfig:
         n_substeps: Runge-Kutta steps per model step.
         hyperdiffusion: add fourth-order hyperdiffusion (a compile-time branch).
         diffusion_coefficient: its dimensionless strength.
+        scratch_intermediates: the dycore's intermediates (tendencies, fluxes, Laplacians, the
+            state at the start of a step) are ``orchestra.Scratch``: the compiled step keeps them
+            to itself (docs/orchestration.md#scratch-arrays); Python never reads them.
         output: see :class:`OutputConfig`.
         name: a label for output files (the config file's stem by default).
     """
@@ -91,6 +94,7 @@ class RunConfig:
     n_substeps: int = 1
     hyperdiffusion: bool = True
     diffusion_coefficient: float = 0.002
+    scratch_intermediates: bool = True
     output: OutputConfig = OutputConfig()
     name: str = "run"
 
@@ -220,6 +224,7 @@ def config_from_dict(data: Any, source: str = "config", name: str = "run") -> Ru
         diffusion_coefficient=check.positive_float(
             "diffusion_coefficient", value["diffusion_coefficient"], allow_zero=True
         ),
+        scratch_intermediates=check.boolean("scratch_intermediates", value["scratch_intermediates"]),
         output=_output_config(check, data.get("output")),
         name=check.string("name", value["name"]),
     )

@@ -63,8 +63,8 @@ class DynamicalCore:
         self.options = options
         self.n_substeps = options.n_substeps
         dt = options.substep_dt
-        self.h0, self.u0, self.v0 = factory.zeros(), factory.zeros(), factory.zeros()
-        tendency_fields = (factory.zeros(), factory.zeros(), factory.zeros(), factory.zeros())
+        self.h0, self.u0, self.v0 = factory.scratch(), factory.scratch(), factory.scratch()
+        tendency_fields = (factory.scratch(), factory.scratch(), factory.scratch(), factory.scratch())
         halo = CallbackHaloExchanger(state, ["h"], [("u", "v")], updater=halo_updater)
         depth_halo = CallbackHaloExchanger(state, ["h"], (), updater=halo_updater)
         self.tendencies = Tendencies(

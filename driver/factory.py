@@ -7,7 +7,7 @@ from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
-from orchestra import DaceConfig, FrozenStencil
+from orchestra import DaceConfig, FrozenStencil, Scratch
 
 from driver.grid import Subdomain
 from driver.regions import edge_externals
@@ -28,6 +28,8 @@ class StencilFactory:
     nz: int
     dace_config: DaceConfig
     validate_args: bool = True
+    #: whether :meth:`scratch` declares the fields it makes ``orchestra.Scratch``
+    scratch_intermediates: bool = False
 
     @property
     def backend(self) -> str:
@@ -81,6 +83,14 @@ class StencilFactory:
         import gt4py.storage as gt_storage
 
         return gt_storage.zeros(self.shape, np.float64, backend=self.backend)
+
+    def scratch(self) -> Any:
+        """A 3-D field for an intermediate that no one reads between steps: ``orchestra.Scratch`` if so configured.
+
+        Declared scratch, the compiled step keeps it as its own transient (the
+        array Python holds is never written); otherwise a plain zero field.
+        """
+        return Scratch(self.zeros()) if self.scratch_intermediates else self.zeros()
 
     def zeros_ij(self) -> Any:
         """A zero 2-D field ``[i, j]`` allocated for the backend."""

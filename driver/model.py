@@ -33,7 +33,9 @@ class Model:
             communicator.partitioner, communicator.rank, config.resolution, config.n_halo
         )
         self.geometry = GridGeometry.build(self.subdomain)
-        self.factory = StencilFactory(self.subdomain, config.nz, dace_config)
+        self.factory = StencilFactory(
+            self.subdomain, config.nz, dace_config, scratch_intermediates=config.scratch_intermediates
+        )
         self.grid = GridFields(self.geometry, config.backend)
         self.grid_info = GridInfo(self.geometry)
         self.state = ModelState.zeros(self.factory)

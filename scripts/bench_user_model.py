@@ -33,9 +33,15 @@ from gt4py.cartesian.gtscript import BACKWARD, FORWARD, PARALLEL, Field, computa
 
 F = Field[np.float64]
 TRACERS = ("qv", "qc", "qr")
+#: orchestra's default CPU passes plus both fusion passes (opt-in)
+FUSED = ("merge_vertical_maps", "split_region_maps", "split_region_maps_outer", "shrink_scratch_planes", "tile_fused_maps",
+         "single_parallel_level", "simd_innermost_loops")
 #: variant -> (gt4py backend, FV3_DACEMODE, CPU passes or None for orchestra's default)
 VARIANTS = {
     "orchestrated": ("dace:cpu", "BuildAndRun", None),
+    "orchestrated_scratch": ("dace:cpu", "BuildAndRun", None),  # the intermediates declared orchestra.Scratch
+    "orchestrated_fused": ("dace:cpu", "BuildAndRun", FUSED),
+    "orchestrated_scratch_fused": ("dace:cpu", "BuildAndRun", FUSED),
     "orchestrated_nosimd": ("dace:cpu", "BuildAndRun", ("split_region_maps", "single_parallel_level")),
     "dace_cpu": ("dace:cpu", "Python", None),
     "gt_cpu_kfirst": ("gt:cpu_kfirst", "Python", None),
@@ -87,7 +93,7 @@ def physics(t: F, qv: F, qc: F, dt: float):
 class UserModel:
     """One step: upwind advection of every tracer, implicit diffusion of each, then physics."""
 
-    def __init__(self, config, n: int, nz: int) -> None:
+    def __init__(self, config, n: int, nz: int, scratch: dict) -> None:
         from orchestra import FrozenStencil, orchestrate
 
         backend = config.backend
@@ -96,9 +102,11 @@ class UserModel:
         self.diffuse = FrozenStencil(implicit_diffusion, backend=backend, origin=inner, domain=full)
         self.physics = FrozenStencil(physics, backend=backend, origin=inner, domain=full)
         self.copy = FrozenStencil(_copy, backend=backend, origin=inner, domain=full)
+        self.scratch = scratch  # the intermediates: plain arrays, or declared orchestra.Scratch
         orchestrate(obj=self, config=config)
 
-    def __call__(self, state: dict, scratch: dict, courant: float, dt: float) -> None:
+    def __call__(self, state: dict, courant: float, dt: float) -> None:
+        scratch = self.scratch
         for name in TRACERS:
             self.upwind(state[name], state["u"], state["v"], scratch["out"], courant)
             self.copy(scratch["out"], state[name])
@@ -111,7 +119,7 @@ def _copy(source: F, target: F):
         target = source
 
 
-def initial_state(backend: str, n: int, nz: int) -> tuple[dict, dict]:
+def initial_state(backend: str, n: int, nz: int, declared_scratch: bool = False) -> tuple[dict, dict]:
     from gt4py import storage
 
     rng = np.random.default_rng(1)
@@ -129,6 +137,10 @@ def initial_state(backend: str, n: int, nz: int) -> tuple[dict, dict]:
         "qr": field(rng.uniform(0, 1e-4, shape)),
     }
     scratch = {name: field(0.0) for name in ("out", "c", "d")}
+    if declared_scratch:
+        from orchestra import Scratch
+
+        scratch = {name: Scratch(array) for name, array in scratch.items()}
     return state, scratch
 
 
@@ -138,16 +150,16 @@ def worker(variant: str, n: int, nz: int, steps: int, repeats: int, cache: str, 
 
     backend, mode, passes = VARIANTS[variant]
     config = DaceConfig(None, backend=backend, orchestration=mode, cache_root=Path(cache), cpu_passes=passes)
-    model = UserModel(config, n, nz)
-    state, scratch = initial_state(backend, n, nz)
+    state, scratch = initial_state(backend, n, nz, declared_scratch="_scratch" in variant)
+    model = UserModel(config, n, nz, scratch)
     start = time.perf_counter()
-    model(state, scratch, 0.1, 60.0)  # builds or loads, and compiles the stencils
+    model(state, 0.1, 60.0)  # builds or loads, and compiles the stencils
     first = time.perf_counter() - start
     samples = []
     for _ in range(repeats):
         start = time.perf_counter()
         for _ in range(steps):
-            model(state, scratch, 0.1, 60.0)
+            model(state, 0.1, 60.0)
         samples.append((time.perf_counter() - start) / steps)
     np.savez(out, **{name: np.asarray(array) for name, array in state.items()})
     print(json.dumps({"variant": variant, "first_call_s": first, "step_ms": 1e3 * statistics.median(samples),

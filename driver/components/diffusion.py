@@ -30,10 +30,10 @@ class Hyperdiffusion:
         self.grid = grid
         self.grid_info = grid_info
         self.diffuse_wind = diffuse_wind
-        self.lap_h = factory.zeros()
-        self.lap_vx = factory.zeros()
-        self.lap_vy = factory.zeros()
-        self.lap_vz = factory.zeros()
+        self.lap_h = factory.scratch()
+        self.lap_vx = factory.scratch()
+        self.lap_vy = factory.scratch()
+        self.lap_vz = factory.scratch()
         self._laplacian = factory.compute(laplacian, extend=1)
         self._damp = factory.compute(hyperdiffusion_tendency, externals={"strength": coefficient / dt})
         orchestrate(obj=self, config=factory.dace_config)

@@ -33,7 +33,7 @@ class Tendencies:
             "vx", "vy", "vz", "bernoulli", "mass_flux_x", "mass_flux_y",
             "circulation_x", "circulation_y", "bernoulli_x", "bernoulli_y",
         ):
-            setattr(self, name, factory.zeros())
+            setattr(self, name, factory.scratch())
         self.cells = CellQuantities(factory, grid, surface_height)
         self.fluxes = FluxComputation(factory, grid)
         self.diffusion = Hyperdiffusion(factory, grid, grid_info, diffusion_coefficient, dt, solve_momentum)

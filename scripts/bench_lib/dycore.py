@@ -40,12 +40,20 @@ VARIANTS: dict[str, tuple[str, bool]] = {
     "orchestrated_fused": ("dace:cpu", True),
     # the same with vertical merging only, no row blocking (each fusion pass's share)
     "orchestrated_merged": ("dace:cpu", True),
+    # orchestrated with the dycore's intermediates plain arrays, not declared scratch (scratch's comparison)
+    "orchestrated_noscratch": ("dace:cpu", True),
+    # vertical merging with plain intermediates (merging's gain without scratch)
+    "orchestrated_merged_noscratch": ("dace:cpu", True),
+    # vertical merging, then scratch intermediates handed over one level at a time (no row blocking)
+    "orchestrated_planes": ("dace:cpu", True),
     # orchestrated with debug checks injected (``--debug-checks``; a separate build)
     "orchestrated_debug": ("dace:cpu", True),
 }
 
 #: Variants that are 1-rank comparisons of orchestrated builds (not run on 6 ranks).
-ONE_RANK_VARIANTS = ("orchestrated_nopasses", "orchestrated_nosimd", "orchestrated_innersplit", "orchestrated_fused", "orchestrated_merged", "orchestrated_debug")
+ONE_RANK_VARIANTS = ("orchestrated_nopasses", "orchestrated_nosimd", "orchestrated_innersplit", "orchestrated_fused",
+                     "orchestrated_merged", "orchestrated_noscratch", "orchestrated_merged_noscratch",
+                     "orchestrated_planes", "orchestrated_debug")
 
 
 def cpu_passes(variant: str) -> Optional[tuple[str, ...]]:
@@ -61,8 +69,10 @@ def cpu_passes(variant: str) -> Optional[tuple[str, ...]]:
         return tuple(name for name in DEFAULT_CPU_PASSES if name != "split_region_maps_outer")
     if variant == "orchestrated_fused":
         return FUSION_PASSES + DEFAULT_CPU_PASSES
-    if variant == "orchestrated_merged":
+    if variant in ("orchestrated_merged", "orchestrated_merged_noscratch"):
         return ("merge_vertical_maps",) + DEFAULT_CPU_PASSES
+    if variant == "orchestrated_planes":
+        return ("merge_vertical_maps", "shrink_scratch_planes") + DEFAULT_CPU_PASSES
     return None
 
 #: Williamson case 2 (steady geostrophic flow): momentum, hyperdiffusion, all code paths.
@@ -107,6 +117,7 @@ def build_model(
         {
             "resolution": n * layout, "layout": layout, "dt": DT_SECONDS, "days": DT_SECONDS / 86400,
             "test_case": TEST_CASE, "backend": backend, "nz": nz, "output": {"plot": False},
+            "scratch_intermediates": not variant.endswith("_noscratch"),
         },
         source="benchmark",
         name=f"bench_{variant}_{n}",

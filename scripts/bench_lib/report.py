@@ -16,6 +16,9 @@ LABELS = {
     "orchestrated_innersplit": "orchestrated, regions split along the innermost index only",
     "orchestrated_fused": "orchestrated with fusion",
     "orchestrated_merged": "orchestrated, vertical merging only",
+    "orchestrated_noscratch": "orchestrated, intermediates plain arrays (not scratch)",
+    "orchestrated_merged_noscratch": "orchestrated, vertical merging, intermediates plain arrays",
+    "orchestrated_planes": "orchestrated, vertical merging and scratch planes",
     "orchestrated_debug": "orchestrated + debug checks",
 }
 
@@ -23,6 +26,7 @@ LABELS = {
 COLORS = {
     "numpy": "tab:gray", "gt_cpu_kfirst": "tab:blue", "dace_cpu": "tab:orange", "orchestrated": "tab:red",
     "gt_cpu_ifirst": "tab:cyan", "orchestrated_nosimd": "tab:green", "orchestrated_innersplit": "black", "orchestrated_nopasses": "tab:purple", "orchestrated_fused": "tab:pink", "orchestrated_merged": "tab:olive", "orchestrated_debug": "tab:brown",
+    "orchestrated_noscratch": "darkred", "orchestrated_merged_noscratch": "darkolivegreen", "orchestrated_planes": "gold",
 }
 
 
@@ -113,7 +117,8 @@ def table(lines: list[dict]) -> str:
     variants = [v for v in LABELS if any(f"{v}_ms" in line for line in lines)]
     short = {"numpy": "numpy", "gt_cpu_kfirst": "gt:kfirst", "gt_cpu_ifirst": "gt:ifirst", "orchestrated_nosimd": "orch.nosimd", "orchestrated_innersplit": "orch.inner", "dace_cpu": "dace:cpu", "orchestrated": "orch.",
              "orchestrated_nopasses": "orch.nopass", "orchestrated_fused": "orch.fused", "orchestrated_merged": "orch.merged",
-             "orchestrated_debug": "orch.debug"}
+             "orchestrated_debug": "orch.debug", "orchestrated_noscratch": "orch.noscr",
+             "orchestrated_merged_noscratch": "orch.mrg.nosc", "orchestrated_planes": "orch.planes"}
     others = [v for v in variants if v != "orchestrated"]
     header = (
         f"{'ranks':>5} {'thr':>3} {'per rank':>10} | "

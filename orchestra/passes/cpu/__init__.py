@@ -12,6 +12,8 @@ name                          what it does                                     m
                               boundaries; each piece without dead branches
 ``split_region_maps_outer``   the same along the map index outside the         :mod:`.regions`
                               innermost (bulk pieces without any branch)
+``shrink_scratch_planes``     a transient one merged map writes and reads      :mod:`orchestra.passes.fusion`
+                              lives one level at a time (fusion)
 ``tile_fused_maps``           the horizontal maps of a fused map run block     :mod:`orchestra.passes.fusion`
                               by block of rows, skewed (fusion; opt-in)
 ``single_parallel_level``     no OpenMP region nested in another; a            :mod:`.openmp`
@@ -42,8 +44,8 @@ log = logging.getLogger("orchestra")
 #: copies inner maps, which blocking then runs block by block, and whose schedules the
 #: OpenMP pass sets last).
 CPU_PASS_ORDER = (
-    "merge_vertical_maps", "split_region_maps", "split_region_maps_outer", "tile_fused_maps", "single_parallel_level",
-    "simd_innermost_loops",
+    "merge_vertical_maps", "split_region_maps", "split_region_maps_outer", "shrink_scratch_planes", "tile_fused_maps",
+    "single_parallel_level", "simd_innermost_loops",
 )
 
 #: What a CPU build runs by default. Fusion is opt-in: vertical merging is bitwise
@@ -65,12 +67,13 @@ def check_cpu_passes(names: Iterable[str]) -> tuple[str, ...]:
 def _functions(block_bytes: Optional[int]) -> dict[str, Callable[[Any], int]]:
     from orchestra.passes.cpu.openmp import single_parallel_level
     from orchestra.passes.cpu.regions import split_region_maps
-    from orchestra.passes.fusion import merge_vertical_maps, tile_fused_maps
+    from orchestra.passes.fusion import merge_vertical_maps, shrink_scratch_planes, tile_fused_maps
 
     return {
         "merge_vertical_maps": merge_vertical_maps,
         "split_region_maps": split_region_maps,
         "split_region_maps_outer": lambda sdfg: split_region_maps(sdfg, -2),
+        "shrink_scratch_planes": shrink_scratch_planes,
         "tile_fused_maps": lambda sdfg: tile_fused_maps(sdfg, block_bytes),
         "single_parallel_level": single_parallel_level,
         "simd_innermost_loops": lambda sdfg: 0,  # the generated code's, when compiled (pipeline.stages)

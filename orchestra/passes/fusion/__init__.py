@@ -6,6 +6,9 @@ name                         what it does                                    mod
 ``merge_vertical_maps``      consecutive maps over the same ``k`` range       :mod:`.vertical`
                              become one map when every written container is
                              touched one plane per iteration (:mod:`.planes`)
+``shrink_scratch_planes``    a transient one merged map hands from one body   :mod:`.scratch_planes`
+                             to the next lives one level at a time (a buffer
+                             per iteration): it no longer goes to memory
 ``tile_fused_maps``          the horizontal maps inside one vertical map run  :mod:`.tiling`
                              block by block of rows, each delayed (skewed) by
                              the rows it reads ahead of what earlier maps
@@ -25,10 +28,11 @@ block size ``DaceConfig(fusion_block_bytes=...)``). With debug checks, the
 checks follow the fused kernels.
 """
 
+from orchestra.passes.fusion.scratch_planes import shrink_scratch_planes
 from orchestra.passes.fusion.tiling import tile_fused_maps
 from orchestra.passes.fusion.vertical import merge_vertical_maps
 
 #: The CPU passes (by name) that are fusion passes.
-FUSION_PASSES = ("merge_vertical_maps", "tile_fused_maps")
+FUSION_PASSES = ("merge_vertical_maps", "shrink_scratch_planes", "tile_fused_maps")
 
-__all__ = ["FUSION_PASSES", "merge_vertical_maps", "tile_fused_maps"]
+__all__ = ["FUSION_PASSES", "merge_vertical_maps", "shrink_scratch_planes", "tile_fused_maps"]
