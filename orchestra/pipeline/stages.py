@@ -132,7 +132,10 @@ def parse(
     """
     from orchestra.frontend.symbol_inference import fast_symbol_inference
     from orchestra.pipeline.parse_reuse import ParseReuse
-    from orchestra.pipeline.scratch_contract import check_scratch_not_given_to_callbacks
+    from orchestra.pipeline.scratch_contract import (
+        check_scratch_not_given_to_callbacks,
+        check_scratch_written_before_read,
+    )
     from orchestra.stencils.stencil_cache import lowering_tally, tally_summary
 
     start = time.perf_counter()
@@ -151,7 +154,9 @@ def parse(
     finally:
         quiet.__exit__(None, None, None)
     _save_stage(sdfg, save_to, "0_parsed")
-    check_scratch_not_given_to_callbacks(sdfg, getattr(program, "resolver", None), program.name)
+    closure = getattr(program, "resolver", None)
+    check_scratch_not_given_to_callbacks(sdfg, closure, program.name)
+    check_scratch_written_before_read(sdfg, closure, program.name)
     summary = "; ".join(part for part in (reuse.summary(), tally_summary(stencils)) if part)
     return ParsedProgram(sdfg, time.perf_counter() - start, summary, array_paths(getattr(program, "resolver", None)))
 

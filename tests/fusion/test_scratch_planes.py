@@ -20,20 +20,11 @@ from gt4py.cartesian.gtscript import FORWARD, PARALLEL, Field, computation, inte
 from orchestra import DaceConfig, FrozenStencil, Scratch, dace_inhibitor, orchestrate
 from orchestra.passes.cpu import DEFAULT_CPU_PASSES
 from orchestra.passes.fusion import FUSION_PASSES
+from tests.orchestration.test_scratch_arrays import laplacian, smooth
 
 F = Field[np.float64]
 SHAPE = (9, 8, 5)
 DOMAIN = (7, 8, 5)
-
-
-def laplacian(q: F, out: F):
-    with computation(PARALLEL), interval(...):
-        out = q[1, 0, 0] + q[-1, 0, 0] - 2.0 * q
-
-
-def smooth(q: F, lap: F, out: F):
-    with computation(PARALLEL), interval(...):
-        out = q + 0.125 * lap
 
 
 def smooth_from_below(q: F, lap: F, out: F):

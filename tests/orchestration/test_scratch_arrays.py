@@ -156,3 +156,17 @@ def test_what_declares_an_array_scratch():
     assert np.isnan(storage).all()  # Scratch holds nothing between calls: NaN until a call writes it
     integers = Scratch(np.ones(3, dtype=np.int32))
     assert (integers.data == 1).all()  # no NaN for integers: left as they are
+
+
+class ReadFirst(Model):
+    def __call__(self, q, out):
+        self.smooth(q, self.tmp, out)  # reads self.tmp: nothing of this call wrote it yet
+        self.laplacian(q, self.tmp)
+
+
+def test_reading_a_scratch_array_before_the_call_writes_it_is_refused_with_the_line(tmp_path):
+    model, (q, out) = ReadFirst(_config("BuildAndRun", tmp_path), Scratch), _fields()
+    with pytest.raises(BuildError, match=r"test_scratch_arrays.py:\d+: .*self.tmp is a scratch array, and the call "
+                                         r"reads it here before writing any of it"):
+        model(q, out)
+    ReadFirst(_config("BuildAndRun", tmp_path), None)(q, out)  # a plain array may carry values between calls
