@@ -15,6 +15,11 @@ from the seed) is edited, and the edited model is rebuilt with
 ``split_at=("edited",)`` and compared with a cold build and ``Python`` mode
 (``dace:cpu``); a failing seed is saved edited.
 
+``--scratch`` draws programs over two ``orchestra.Scratch`` arrays instead
+(``tests/fusion/scratch_programs.py``: the scratch contract kept, write and
+read rounds, a read of the level below, sweeps, callbacks in between); the
+fields are compared, never the scratch arrays.
+
 The exit status is 1 if any program failed. ``--reference dace:cpu``
 (default) runs Python mode exactly as a model does stencil by stencil (one
 library per stencil: about 20 s per stencil on a loaded machine);
@@ -36,6 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.fusion.random_programs import Shape, check_edit, check_program, generate  # noqa: E402
+from tests.fusion.scratch_programs import generate as generate_scratch  # noqa: E402
 from tests.fusion.variants import VARIANTS  # noqa: E402
 
 
@@ -53,6 +59,8 @@ def main() -> int:
     parser.add_argument("--cache-root", type=Path, default=None, help="orchestra cache (default: a temporary one)")
     parser.add_argument("--edits", action="store_true", help="check incremental builds after an edit instead")
     parser.add_argument("--components", type=int, default=2, help="components per program (with --edits)")
+    parser.add_argument("--scratch", action="store_true",
+                        help="programs over orchestra.Scratch arrays instead (tests/fusion/scratch_programs.py)")
     args = parser.parse_args()
     if args.edits:
         return _check_edits(args)
@@ -64,7 +72,10 @@ def main() -> int:
     cache_root = args.cache_root or work / "cache"
     failed = []
     for seed in seeds:
-        program = generate(seed, shape, n_fields=args.fields, n_stencils=args.stencils)
+        if args.scratch:
+            program = generate_scratch(seed, shape, n_calls=args.stencils + 3)
+        else:
+            program = generate(seed, shape, n_fields=args.fields, n_stencils=args.stencils)
         start = time.perf_counter()
         try:
             outcome = check_program(program, work / "programs", cache_root, variants, args.reference)

@@ -133,3 +133,21 @@ def test_scratch_planes_where_sound_and_results_bitwise(tmp_path, kind):
         desc = sdfg.arrays[name]
         assert desc.strides[-1] == 0 and desc.total_size == SHAPE[0] * SHAPE[1]
         assert desc.lifetime == dace.AllocationLifetime.Persistent
+
+
+#: A random scratch program built in CI (tests/fusion/scratch_programs.py; scripts/fuzz_programs.py --scratch runs
+#: more): several write/read rounds on two scratch arrays, a read of the level below, a FORWARD sweep.
+SCRATCH_SEED = 6
+
+
+def test_a_random_scratch_program_equals_python_mode_bitwise(tmp_path):
+    from tests.fusion.random_programs import check_program
+    from tests.fusion.scratch_programs import generate
+    from tests.fusion.variants import VARIANTS
+
+    program = generate(SCRATCH_SEED)
+    for construct in ("make_", "use_", "below_", "sweep_", "Scratch("):
+        assert construct in program.source, construct
+    outcome = check_program(program, tmp_path / "programs", tmp_path / "cache", VARIANTS)
+    assert not outcome.errors, outcome.errors
+    assert all(not fields for fields in outcome.differing.values()), outcome.differing
