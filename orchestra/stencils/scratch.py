@@ -33,7 +33,8 @@ class Scratch:
 
     Wraps ``data`` (a numpy or gt4py storage) and forwards its array
     protocol, so stencils take it like the array itself, in ``Python`` mode
-    too. Its floating-point values are set to NaN here: a scratch array holds
+    too. Its floating-point values are set to NaN here (a numpy or cupy
+    array; an abstract device array of a build without a device has none): a scratch array holds
     nothing between calls, and a model that reads one before writing it (or
     after the call, from Python) sees NaN in ``Python`` mode, where the
     mistake shows, instead of a value the compiled program would not have.
@@ -45,8 +46,9 @@ class Scratch:
     """
 
     def __init__(self, data: Any) -> None:
-        if np.issubdtype(np.asarray(data).dtype, np.floating):
-            data[...] = np.nan
+        dtype = getattr(data, "dtype", None)
+        if _holds_values(data) and dtype is not None and np.issubdtype(dtype, np.floating):
+            data.fill(np.nan)
         self._data = data
 
     @property
@@ -66,6 +68,11 @@ class Scratch:
     def __array_interface__(self) -> dict:
         return self._data.__array_interface__
 
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """The wrapped device array's interface (an AttributeError for a host array, as numpy's own)."""
+        return self._data.__cuda_array_interface__
+
     def __descriptor__(self) -> Any:
         """DaCe's descriptor of the wrapped array, marked transient: the program's own array."""
         import dace
@@ -82,3 +89,8 @@ class Scratch:
 
     def __repr__(self) -> str:
         return f"Scratch({type(self._data).__name__} of shape {self.shape}, {self.dtype})"
+
+
+def _holds_values(data: Any) -> bool:
+    """A numpy or cupy array (not an abstract device array of a build without a device: it has no values)."""
+    return isinstance(data, np.ndarray) or type(data).__module__.partition(".")[0] == "cupy"

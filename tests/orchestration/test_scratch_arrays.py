@@ -170,3 +170,11 @@ def test_reading_a_scratch_array_before_the_call_writes_it_is_refused_with_the_l
                                          r"reads it here before writing any of it"):
         model(q, out)
     ReadFirst(_config("BuildAndRun", tmp_path), None)(q, out)  # a plain array may carry values between calls
+
+
+def test_a_scratch_device_array_is_declared_without_touching_its_values():
+    from orchestra.key.array_like import array_layout
+    from orchestra.pipeline.abstract_arrays import AbstractArray
+
+    device = Scratch(AbstractArray((4, 3, 2), np.float64))  # a build without a device: no values to fill
+    assert is_scratch(device) and array_layout(device).storage == "gpu"
