@@ -13,16 +13,19 @@ stays in cache between the two bodies instead of making a round trip to
 memory; the statements, their order and their values are unchanged, so
 results are bitwise identical.
 
-The buffer is allocated once (a persistent transient, one per array, shared
-by every map and state it is handed over in: no value outlives an
-iteration), so the map runs its levels in order (a sequential loop over
-``k``); the threads work inside each level, on the horizontal maps
-(:mod:`orchestra.passes.cpu.openmp` parallelizes the outermost map with
-more than one iteration). A buffer per iteration, allocated inside the
-parallel map, was the first design: a level of 192 x 192 (300 KB) is then
-allocated on the heap per iteration, and glibc serves allocations that size
-with fresh ``mmap``s, page faults included: the same build ran 33 or 56 ms
-per step.
+Each OpenMP thread has its own buffer, allocated once when the library is
+loaded (DaCe's ``CPU_ThreadLocal`` storage: an OpenMP ``threadprivate``
+pointer), and the map over ``k`` stays the parallel level: a thread runs
+whole levels, so it alone writes and reads its buffer. So the pass applies
+only to a map of more than one level that runs on the threads, and makes
+every map inside it sequential (as :mod:`orchestra.passes.cpu.openmp` would).
+A program using planes must be called from the thread that loaded it (or
+from threads of the same OpenMP team size): another team's threads have no
+buffer. Two earlier designs, measured (D41): a buffer per iteration on the
+heap (glibc ``mmap``s each 300 KB allocation: 33 or 56 ms per step for the
+same build), and one shared buffer with the levels in order (the threads
+inside each level: 1.8-2x slower at 24 x 24 x 8, a parallel region per
+level and map).
 
 The buffer keeps the array's shape and indices: only its layout changes, a
 stride of 0 along ``k`` (every level of the iteration maps onto the same
@@ -124,13 +127,24 @@ def _use_in_state(state: Any, name: str, access_nodes: list) -> Optional[_Use]:
     if len(entries) != 1 or not writes:
         return None
     (entry,) = entries
-    if scopes[entry] is not None or len(entry.map.params) != 1:
+    if scopes[entry] is not None or len(entry.map.params) != 1 or not _parallel_levels(entry):
         return None
     dimension = _plane_dimension(state, entry, name, entry.map.params[0])
     sources = _sources(state, writes, reads) if dimension is not None else None
     if sources is None:
         return None
     return _Use(state, entry, writes, sources, access_nodes, dimension)
+
+
+def _parallel_levels(entry: Any) -> bool:
+    """The map runs its levels on the threads (each thread's buffer serves the levels it runs): several levels."""
+    from dace import dtypes
+
+    try:
+        levels = int(entry.map.range.num_elements())
+    except TypeError:
+        return False
+    return entry.map.schedule in (dtypes.ScheduleType.CPU_Multicore, dtypes.ScheduleType.Default) and levels > 1
 
 
 def _plane_dimension(state: Any, entry: Any, name: str, param: str) -> Optional[int]:
@@ -179,16 +193,20 @@ def _add_plane(sdfg: Any, name: str, dimension: int) -> str:
     plane = copy.deepcopy(sdfg.arrays[name])
     plane.strides, plane.total_size = _plane_layout(plane.shape, dimension)
     plane.lifetime, plane.transient = dtypes.AllocationLifetime.Persistent, True
+    plane.storage = dtypes.StorageType.CPU_ThreadLocal
     return sdfg.add_datadesc(utils.find_new_name(f"{name}_plane", sdfg.arrays.keys()), plane)
 
 
 def _rewrite(use: _Use, new_name: str) -> None:
-    """Route the hand-over through in-scope access nodes of the buffer; the map runs its levels in order."""
+    """Route the hand-over through in-scope access nodes of the thread's buffer; the maps inside run sequentially."""
     from dace import dtypes
+    from dace.sdfg import nodes
 
     state = use.state
     plane = state.sdfg.arrays[new_name]
-    use.entry.map.schedule = dtypes.ScheduleType.Sequential
+    for node in state.scope_subgraph(use.entry, include_entry=False, include_exit=False).nodes():
+        if isinstance(node, nodes.MapEntry):  # one thread runs a level: it alone reads and writes its buffer
+            node.map.schedule = dtypes.ScheduleType.Sequential
     buffers = {}  # one access node per write: a read hangs off the write it reads (one memory: the buffer)
     for write in use.writes:
         _rename_tree(state, write, new_name, plane)
