@@ -8,7 +8,7 @@ name                         what it does                                    mod
                              touched one plane per iteration (:mod:`.planes`)
 ``shrink_scratch_planes``    a transient one merged map hands from one body   :mod:`.scratch_planes`
                              to the next lives one level at a time (a buffer
-                             per iteration): it no longer goes to memory
+                             per thread): it no longer goes to memory
 ``tile_fused_maps``          the horizontal maps inside one vertical map run  :mod:`.tiling`
                              block by block of rows, each delayed (skewed) by
                              the rows it reads ahead of what earlier maps

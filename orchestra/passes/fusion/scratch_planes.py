@@ -35,7 +35,8 @@ same layout.
 
 A transient is rewritten only if, in **every** state that uses it:
 
-* it is written by exactly one merged map ``M`` of one parameter ``k`` (an
+* it is written by exactly one merged map ``M`` of one parameter ``k``, run
+  on the threads over more than one level (an
   access node after ``M``'s exit that nothing else reads) and read only by
   ``M`` (access nodes before its entry that nothing writes);
 * every access inside ``M``, followed down to the statements
