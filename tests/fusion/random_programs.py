@@ -262,6 +262,7 @@ def generate(
         fields=", ".join(fields),
         body=textwrap.indent("\n".join(body), " " * 8),
         halo=shape.halo,
+        exchange=EXCHANGE,
     )
     return Program(seed, shape, tuple(fields), source, variant)
 
@@ -332,15 +333,7 @@ class RandomProgram:
 {constructors}
         orchestrate(obj=self, config=config)
 
-    @dace_inhibitor
-    def exchange(self, q):
-        h = HALO
-        q[:h, :, :] = q[-2 * h : -h, :, :]
-        q[-h:, :, :] = q[h : 2 * h, :, :]
-        q[:, :h, :] = q[:, -2 * h : -h, :]
-        q[:, -h:, :] = q[:, h : 2 * h, :]
-        self.exchanges += 1
-
+{exchange}
     @dace_inhibitor
     def coefficient(self) -> float:
         self.factor = -0.5 * self.factor
@@ -348,6 +341,18 @@ class RandomProgram:
 
     def __call__(self, {fields}):
 {body}
+'''
+
+
+#: The model's halo exchange (a callback that fills the halo periodically, in numpy), in every generated module.
+EXCHANGE = '''    @dace_inhibitor
+    def exchange(self, q):
+        h = HALO
+        q[:h, :, :] = q[-2 * h : -h, :, :]
+        q[-h:, :, :] = q[h : 2 * h, :, :]
+        q[:, :h, :] = q[:, -2 * h : -h, :]
+        q[:, -h:, :] = q[:, h : 2 * h, :]
+        self.exchanges += 1
 '''
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 
-from tests.fusion.random_programs import Program, Shape
+from tests.fusion.random_programs import EXCHANGE, Program, Shape
 
 N_FIELDS = 3
 SCRATCH = ("s0", "s1")
@@ -48,7 +48,7 @@ def generate(seed: int, shape: Shape = Shape(), n_calls: int = 7) -> Program:
     source = _MODULE.format(
         seed=seed, halo=h, definitions="\n\n".join(definitions), fields=", ".join(fields),
         constructors="\n".join(" " * 8 + line for line in constructors),
-        body="\n".join(" " * 8 + line for line in calls),
+        body="\n".join(" " * 8 + line for line in calls), exchange=EXCHANGE,
     )
     return Program(seed, shape, tuple(fields), source, "_scratch")
 
@@ -99,15 +99,7 @@ class RandomProgram:
 {constructors}
         orchestrate(obj=self, config=config)
 
-    @dace_inhibitor
-    def exchange(self, q):
-        h = HALO
-        q[:h, :, :] = q[-2 * h : -h, :, :]
-        q[-h:, :, :] = q[h : 2 * h, :, :]
-        q[:, :h, :] = q[:, -2 * h : -h, :]
-        q[:, -h:, :] = q[:, h : 2 * h, :]
-        self.exchanges += 1
-
+{exchange}
     def __call__(self, {fields}):
 {body}
 '''
