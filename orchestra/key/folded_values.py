@@ -52,8 +52,8 @@ class FoldedValue:
             else expression_reader(expression, *namespace)
         )
         self.same = same or _same
-        #: (key, reader of the tuple, the tuple) when the expression is an item of a tuple of plain values
-        self.in_tuple: Optional[tuple[tuple, Callable[[], Any], tuple]] = _tuple_item(
+        #: (key, reader of the tuple, the tuple, the namespace) when the expression is an item of a tuple of plain values
+        self.in_tuple: Optional[tuple[tuple, Callable[[], Any], tuple, tuple]] = _tuple_item(
             expression, namespace, built, self.same)
 
     @property
@@ -76,7 +76,7 @@ _PLAIN = (bool, int, float, complex, str, bytes, type(None), enum.Enum)
 
 
 def _tuple_item(expression: str, namespace: tuple[dict, dict], built: Any, same: Callable) -> Optional[tuple]:
-    """``(key, read the tuple, the tuple)`` for ``NAMES[2]`` with ``NAMES`` a tuple of plain values, else None.
+    """``(key, read the tuple, the tuple, the namespace)`` for ``NAMES[2]`` with ``NAMES`` a tuple of plain values, else None.
 
     A model looping over a constant tuple (``for name in TRACERS``) folds one
     value per item; while the tuple is the same object, none of its items
@@ -95,7 +95,9 @@ def _tuple_item(expression: str, namespace: tuple[dict, dict], built: Any, same:
         return None
     if type(whole) is not tuple or not all(isinstance(value, _PLAIN) for value in whole) or not same(item, built):
         return None
-    return (base, id(namespace[0]), id(namespace[1])), read, whole
+    # keyed by the namespace's identity, and the namespace kept with it: no other program's namespace (a new
+    # dict at a freed one's address) can share the key and have its items checked through this tuple
+    return (base, id(namespace[0]), id(namespace[1])), read, whole, namespace
 
 
 class FoldedValues:
@@ -112,7 +114,7 @@ class FoldedValues:
             if value.same is _identical and value.place is not None:
                 held.append((*value.place, value.built))
             elif value.in_tuple is not None:  # one identity test per tuple; its items if it was replaced
-                key, read, whole = value.in_tuple
+                key, read, whole, _ = value.in_tuple
                 tuples.setdefault(key, (read, whole, []))[2].append((value.current, value.same, value.built))
             else:
                 others.append((value.current, value.same, value.built))
