@@ -197,8 +197,9 @@ class DaceConfig:
         cuda_arch: GPU architecture to build for (``dace:gpu``), e.g. "90";
             set explicitly so a GPU build needs no GPU.
         cpu_passes: the optimize stage's CPU passes by name (see
-            :mod:`orchestra.passes.cpu`); None runs the default set. Part of
-            the cache key.
+            :mod:`orchestra.passes.cpu`); None runs the default set, fusion
+            included (``UNFUSED_CPU_PASSES`` opts out; with debug checks the
+            default leaves fusion out). Part of the cache key.
         fusion_block_bytes: bytes of rows one block of a fused map may hold
             when ``tile_fused_maps`` runs (see :mod:`orchestra.passes.fusion`);
             None: half an L2 cache of 1 MiB. Part of the cache key.

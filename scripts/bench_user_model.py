@@ -33,15 +33,14 @@ from gt4py.cartesian.gtscript import BACKWARD, FORWARD, PARALLEL, Field, computa
 
 F = Field[np.float64]
 TRACERS = ("qv", "qc", "qr")
-#: orchestra's default CPU passes plus both fusion passes (opt-in)
-FUSED = ("merge_vertical_maps", "split_region_maps", "split_region_maps_outer", "shrink_scratch_planes", "tile_fused_maps",
-         "single_parallel_level", "simd_innermost_loops")
-#: variant -> (gt4py backend, FV3_DACEMODE, CPU passes or None for orchestra's default)
+#: orchestra's default CPU passes without fusion
+UNFUSED = ("split_region_maps", "split_region_maps_outer", "single_parallel_level", "simd_innermost_loops")
+#: variant -> (gt4py backend, FV3_DACEMODE, CPU passes or None for orchestra's default, fusion included)
 VARIANTS = {
     "orchestrated": ("dace:cpu", "BuildAndRun", None),
     "orchestrated_scratch": ("dace:cpu", "BuildAndRun", None),  # the intermediates declared orchestra.Scratch
-    "orchestrated_fused": ("dace:cpu", "BuildAndRun", FUSED),
-    "orchestrated_scratch_fused": ("dace:cpu", "BuildAndRun", FUSED),
+    "orchestrated_unfused": ("dace:cpu", "BuildAndRun", UNFUSED),
+    "orchestrated_scratch_unfused": ("dace:cpu", "BuildAndRun", UNFUSED),
     "orchestrated_nosimd": ("dace:cpu", "BuildAndRun", ("split_region_maps", "single_parallel_level")),
     "dace_cpu": ("dace:cpu", "Python", None),
     "gt_cpu_kfirst": ("gt:cpu_kfirst", "Python", None),

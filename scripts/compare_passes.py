@@ -7,7 +7,7 @@ load, and the ratio of their medians is the before/after figure.
     python scripts/compare_passes.py --sizes 24 192 --nz 8 --batches 15
 
 Variants are those of ``bench_lib/dycore.py`` (default: ``orchestrated``,
-the default passes, against ``orchestrated_fused``, the same plus fusion). 1 rank (one tile), 1 thread
+the default passes, against ``orchestrated_unfused``, the same without fusion). 1 rank (one tile), 1 thread
 unless ``OMP_NUM_THREADS`` says otherwise. Prints one line per size and
 writes JSON with ``--json``.
 """
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[24, 192])
     parser.add_argument("--nz", type=int, default=8)
-    parser.add_argument("--variants", nargs="+", default=["orchestrated", "orchestrated_fused"])
+    parser.add_argument("--variants", nargs="+", default=["orchestrated", "orchestrated_unfused"])
     parser.add_argument("--batches", type=int, default=15, help="timed batches per variant (about 0.2 s each)")
     parser.add_argument("--cache-root", default=os.environ.get("ORCHESTRA_CACHE_DIR"))
     parser.add_argument("--json", type=Path)

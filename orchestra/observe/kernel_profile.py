@@ -6,7 +6,9 @@ timer on every kernel (:mod:`orchestra.passes.kernel_timers`; another cache
 entry) and registered here when loaded. The library keeps its timings in
 memory and writes them when it ends, so :func:`kernel_report` ends every
 profiled program (call it once, at the end of the run, on every rank: it
-gathers to rank 0), reads the reports and prints, per stencil and per kernel:
+gathers to rank 0), reads the reports and prints, per stencil and per kernel
+(a kernel fusion merged is one entry named by all its stencils, ``a+b``: its
+time cannot be split between them):
 the time per program call (median over ranks), the bytes the kernel must move
 (from the SDFG's memlets, :func:`~orchestra.passes.kernel_timers.kernel_traffic`),
 the bandwidth that is, and its fraction of the bandwidth measured on this
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from orchestra.observe.timings import world_rank
+from orchestra.passes.stencil_labels import JOIN
 
 log = logging.getLogger("orchestra")
 
@@ -198,12 +201,17 @@ def combine(profiles_by_rank: list[list[dict[str, Any]]], bandwidth: float) -> d
             "bandwidth_bytes_per_s": bandwidth,
             "stencils": {
                 name: _figures(name, e["seconds"], e["bytes"], bandwidth) | {"maps": e["maps"],
-                                                                          "source": sources.get(name, "?")}
+                                                                          "source": _source(name, sources)}
                 for name, e in sorted(stencils.items(), key=lambda item: -item[1]["seconds"])
             },
             "kernels": dict(sorted(kernels.items(), key=lambda item: -item[1]["seconds"])),
         }
     return combined
+
+
+def _source(stencil: str, sources: dict[str, str]) -> str:
+    """Where a kernel's stencils are defined: ``file:line``, one per stencil of a fused kernel."""
+    return " ".join(sources.get(name, "?") for name in stencil.split(JOIN))
 
 
 def _figures(stencil: str, seconds: float, moved: int, bandwidth: float) -> dict[str, Any]:

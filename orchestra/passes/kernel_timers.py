@@ -1,7 +1,8 @@
 """Timers on every kernel of a program, and what each kernel must move.
 
 A *kernel* here is an outermost map of the optimized SDFG: one stencil call
-(or one part of it, where horizontal regions split a stencil's map). With
+(or one part of it, where horizontal regions split a stencil's map), or
+several stencils a fusion pass merged into one map. With
 ``ORCHESTRA_PROFILE=kernels`` the optimize stage ends with
 :func:`add_kernel_timers`: DaCe's timer instrumentation on each kernel, on
 each state that only calls back into Python (halo exchanges, scalar
@@ -9,8 +10,8 @@ getters) and on the whole program. It is another program, with its own
 cache entry (``OptimizeOptions.kernel_timers`` is part of the key).
 
 :func:`kernel_traffic` describes each kernel from the SDFG alone: the
-stencil it belongs to (the map label's prefix, gt4py names maps
-``<stencil>__<...>``) and the bytes it must move, counted like the
+stencils it runs (from the labels of its maps,
+:mod:`orchestra.passes.stencil_labels`) and the bytes it must move, counted like the
 benchmark's per-stencil traffic model (``scripts/bench_lib/traffic.py``):
 each array the kernel reads, once over the region it reads (domain grown
 by the stencil's extent), and each array it writes, once over the region it
@@ -21,6 +22,8 @@ the measured time.
 from __future__ import annotations
 
 from typing import Any
+
+from orchestra.passes.stencil_labels import kernel_name, stencils_of_kernel
 
 
 def _outermost_maps(state: Any) -> list[Any]:
@@ -49,14 +52,14 @@ def add_kernel_timers(sdfg: Any) -> dict[str, int]:
     return counts
 
 
-def stencil_of(label: str) -> str:
-    """The stencil a kernel's map label names: ``laplacian__v_map_1397`` -> ``laplacian``."""
-    return label.split("__")[0] if "__" in label else label
-
-
 def kernel_traffic(sdfg: Any) -> dict[str, dict[str, Any]]:
-    """Per kernel (map label): its stencil, how many maps of the program carry the label, and
-    the bytes they must move in one call of the program.
+    """Per kernel (map label): its stencil (``a+b`` for a map fusion merged: every stencil it
+    runs, in order; ``stencils`` lists them), how many maps of the program carry the label,
+    and the bytes they must move in one call of the program.
+
+    A merged map moves what enters and leaves it: data one of its stencils
+    hands to the next inside it is not counted again (it stays in cache, or
+    in a scratch plane that never reaches memory).
 
     Maps of one label in one state that write the same arrays are one stencil
     call split at its horizontal regions: for each array they read (and each
@@ -77,8 +80,12 @@ def kernel_traffic(sdfg: Any) -> dict[str, dict[str, Any]]:
         boxes: dict[tuple, Any] = {}  # (label, arrays the call writes, array, written) -> accessed box
         for entry in _outermost_maps(state):
             label = entry.map.label
-            kernel = kernels.setdefault(label, {"stencil": stencil_of(label), "instances": 0, "bytes": 0})
+            kernel = kernels.setdefault(label, {"stencil": "", "stencils": [], "instances": 0, "bytes": 0})
             kernel["instances"] += 1
+            for name in stencils_of_kernel(state, entry) or [label.split("__")[0]]:
+                if name not in kernel["stencils"]:  # a label merged differently elsewhere: every stencil named
+                    kernel["stencils"].append(name)
+            kernel["stencil"] = kernel_name(kernel["stencils"])
             accesses = []
             for edge in [*state.in_edges(entry), *state.out_edges(state.exit_node(entry))]:
                 access = edge.src if edge.dst is entry else edge.dst

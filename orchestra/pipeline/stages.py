@@ -11,7 +11,7 @@ from typing import Any, Mapping, Optional
 
 from orchestra.errors import BuildError, OrchestraError
 from orchestra.pipeline.open_libraries import library_to_open, opened
-from orchestra.passes.cpu import DEFAULT_CPU_PASSES, check_cpu_passes
+from orchestra.passes.cpu import DEFAULT_CPU_PASSES, UNFUSED_CPU_PASSES, check_cpu_passes
 from orchestra.passes.debug import DebugChecks
 from orchestra.passes.simplify import SIMPLIFY_SKIP
 
@@ -25,15 +25,19 @@ class OptimizeOptions:
     debug_checks: DebugChecks = DebugChecks()
     pool_transients: Optional[bool] = None  # None: pool on GPU only
     save_stages: bool = False
-    #: CPU builds only, see orchestra.passes.cpu; () runs none
-    cpu_passes: tuple[str, ...] = DEFAULT_CPU_PASSES
+    #: CPU builds only, see orchestra.passes.cpu; () runs none; None: DEFAULT_CPU_PASSES, or
+    #: UNFUSED_CPU_PASSES with debug checks (each check then follows one stencil)
+    cpu_passes: Optional[tuple[str, ...]] = None
     #: bytes of rows per block of a fused map (tile_fused_maps); None: its default
     fusion_block_bytes: Optional[int] = None
     #: timers on every kernel (ORCHESTRA_PROFILE=kernels, orchestra.observe.kernel_profile)
     kernel_timers: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "cpu_passes", check_cpu_passes(self.cpu_passes))
+        passes = self.cpu_passes
+        if passes is None:
+            passes = UNFUSED_CPU_PASSES if self.debug_checks else DEFAULT_CPU_PASSES
+        object.__setattr__(self, "cpu_passes", check_cpu_passes(passes))
 
     def as_key(self) -> dict[str, Any]:
         return {
@@ -290,7 +294,8 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
 
 
 def _generate_code(sdfg: Any, folder: Path, simd_innermost_loops: bool) -> list:
-    """DaCe's code generation (then ``omp simd`` on the maps' innermost loops, if asked).
+    """DaCe's code generation (then ``omp simd`` on the maps' innermost loops, if asked, and
+    thread-private buffers allocated where a thread lacks one).
 
     On failure the SDFG is kept as ``dace_debug/failing.sdfgz`` in ``folder``.
     """
@@ -300,6 +305,7 @@ def _generate_code(sdfg: Any, folder: Path, simd_innermost_loops: bool) -> list:
         code_objects = codegen.generate_code(sdfg, validate=False)
         if simd_innermost_loops:
             _vectorize_innermost_loops(sdfg, code_objects)
+        _allocate_thread_buffers_on_first_use(code_objects)
         return code_objects
     except Exception as error:
         kept = folder / "dace_debug" / "failing.sdfgz"
@@ -318,6 +324,17 @@ def _vectorize_innermost_loops(sdfg: Any, code_objects: list) -> None:
         if code_object.language == "cpp" and code_object.target.target_name == "cpu":
             code_object.code, marked = vectorize_innermost_loops(code_object.code, maps)
             log.debug("%s: %d innermost loops declared omp simd", code_object.name, marked)
+
+
+def _allocate_thread_buffers_on_first_use(code_objects: list) -> None:
+    """Thread-private buffers (scratch planes) exist in any OpenMP team: see :mod:`orchestra.passes.fusion.plane_allocation`."""
+    from orchestra.passes.fusion.plane_allocation import allocate_on_first_use
+
+    for code_object in code_objects:
+        if code_object.language == "cpp" and code_object.target.target_name == "cpu":
+            code_object.code, inserted = allocate_on_first_use(code_object.code)
+            if inserted:
+                log.debug("%s: %d thread buffers allocated on first use", code_object.name, inserted)
 
 
 #: Where an instrumented library writes its report, read when the report is saved (end of the program).

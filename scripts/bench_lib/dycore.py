@@ -36,30 +36,26 @@ VARIANTS: dict[str, tuple[str, bool]] = {
     "orchestrated_nosimd": ("dace:cpu", True),
     # orchestrated with maps split at regions along the innermost index only (the outer split's comparison)
     "orchestrated_innersplit": ("dace:cpu", True),
-    # orchestrated with the default CPU passes plus fusion (fusion's before/after comparison)
+    # orchestrated without fusion (the default before fusion was: fusion's before/after comparison)
+    "orchestrated_unfused": ("dace:cpu", True),
+    # the default passes plus row blocking of the fused maps (tile_fused_maps, opt-in)
     "orchestrated_fused": ("dace:cpu", True),
-    # the same with vertical merging only, no row blocking (each fusion pass's share)
+    # vertical merging without scratch planes (the planes' share)
     "orchestrated_merged": ("dace:cpu", True),
     # orchestrated with the dycore's intermediates plain arrays, not declared scratch (scratch's comparison)
     "orchestrated_noscratch": ("dace:cpu", True),
-    # vertical merging with plain intermediates (merging's gain without scratch)
-    "orchestrated_merged_noscratch": ("dace:cpu", True),
-    # vertical merging, then scratch intermediates handed over one level at a time (no row blocking)
-    "orchestrated_planes": ("dace:cpu", True),
     # orchestrated with debug checks injected (``--debug-checks``; a separate build)
     "orchestrated_debug": ("dace:cpu", True),
 }
 
 #: Variants that are 1-rank comparisons of orchestrated builds (not run on 6 ranks).
-ONE_RANK_VARIANTS = ("orchestrated_nopasses", "orchestrated_nosimd", "orchestrated_innersplit", "orchestrated_fused",
-                     "orchestrated_merged", "orchestrated_noscratch", "orchestrated_merged_noscratch",
-                     "orchestrated_planes", "orchestrated_debug")
+ONE_RANK_VARIANTS = ("orchestrated_nopasses", "orchestrated_nosimd", "orchestrated_innersplit", "orchestrated_unfused",
+                     "orchestrated_fused", "orchestrated_merged", "orchestrated_noscratch", "orchestrated_debug")
 
 
 def cpu_passes(variant: str) -> Optional[tuple[str, ...]]:
     """The CPU passes a variant's build runs (None: orchestra's default list)."""
-    from orchestra.passes.cpu import DEFAULT_CPU_PASSES
-    from orchestra.passes.fusion import FUSION_PASSES
+    from orchestra.passes.cpu import DEFAULT_CPU_PASSES, UNFUSED_CPU_PASSES
 
     if variant == "orchestrated_nopasses":
         return ()
@@ -67,12 +63,12 @@ def cpu_passes(variant: str) -> Optional[tuple[str, ...]]:
         return tuple(name for name in DEFAULT_CPU_PASSES if name not in ("simd_innermost_loops", "split_region_maps_outer"))
     if variant == "orchestrated_innersplit":
         return tuple(name for name in DEFAULT_CPU_PASSES if name != "split_region_maps_outer")
+    if variant == "orchestrated_unfused":
+        return UNFUSED_CPU_PASSES
     if variant == "orchestrated_fused":
-        return FUSION_PASSES + DEFAULT_CPU_PASSES
-    if variant in ("orchestrated_merged", "orchestrated_merged_noscratch"):
-        return ("merge_vertical_maps",) + DEFAULT_CPU_PASSES
-    if variant == "orchestrated_planes":
-        return ("merge_vertical_maps", "shrink_scratch_planes") + DEFAULT_CPU_PASSES
+        return DEFAULT_CPU_PASSES + ("tile_fused_maps",)
+    if variant == "orchestrated_merged":
+        return ("merge_vertical_maps",) + UNFUSED_CPU_PASSES
     return None
 
 #: Williamson case 2 (steady geostrophic flow): momentum, hyperdiffusion, all code paths.

@@ -6,7 +6,7 @@ entry) is copied with ``InstrumentationType.Timer`` on every outermost map
 calls back into Python (halo updates, the ``min_area`` getter) and on the
 whole program; it is compiled into a scratch folder and called through a
 :class:`~orchestra.calls.fast_path.FastCaller` with the model's own arguments.
-Times are per step, summed per stencil (the map label's prefix).
+Times are per step, summed per stencil (a fused kernel under all its stencils, ``a+b``).
 """
 
 from __future__ import annotations
@@ -69,7 +69,10 @@ def profile_orchestrated(model: Any, steps: int, snapshot: StateSnapshot) -> dic
             raise RuntimeError(f"the instrumented program wrote no report into {folder / 'perf'}")
         events = json.loads(reports[-1].read_text())["traceEvents"]
     snapshot.restore()
-    summary = summarize(events, steps + 1, sdfg.name)
+    from orchestra.passes.kernel_timers import kernel_traffic
+
+    stencils = {label: kernel["stencil"] for label, kernel in kernel_traffic(sdfg).items()}
+    summary = summarize(events, steps + 1, sdfg.name, stencils)
     # The same callbacks called from Python: the difference is the cost of calling back from C.
     summary["python_halo_update_s"] = _seconds_per_call(model.dycore.stage_1.halo.update)
     summary["python_min_area_s"] = _seconds_per_call(model.grid_info.min_area)
@@ -93,8 +96,12 @@ def _seconds_per_call(call: Any, calls: int = 200) -> float:
     return sorted(samples)[2]
 
 
-def summarize(events: list[dict], calls: int, program_name: str) -> dict[str, Any]:
-    """Seconds per step: whole program, per stencil (maps grouped by label prefix), callbacks."""
+def summarize(events: list[dict], calls: int, program_name: str, stencils: dict[str, str]) -> dict[str, Any]:
+    """Seconds per step: whole program, per stencil, callbacks.
+
+    ``stencils``: the stencils of each kernel by map label (``a+b`` for a fused kernel,
+    :func:`orchestra.passes.kernel_timers.kernel_traffic`); other maps go by their label's prefix.
+    """
     per_label: dict[str, float] = collections.defaultdict(float)
     per_stencil: dict[str, float] = collections.defaultdict(float)
     maps_per_stencil: dict[str, int] = collections.defaultdict(int)
@@ -109,7 +116,8 @@ def summarize(events: list[dict], calls: int, program_name: str) -> dict[str, An
             callbacks += seconds
             callback_calls += 1
         else:
-            stencil = name.replace("Map ", "").split("__")[0]
+            label = name.replace("Map ", "")
+            stencil = stencils.get(label) or label.split("__")[0]
             per_stencil[stencil] += seconds
             maps_per_stencil[stencil] += 1
     kernels = sum(per_stencil.values())

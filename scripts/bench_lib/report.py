@@ -14,11 +14,10 @@ LABELS = {
     "orchestrated_nopasses": "orchestrated, no CPU passes",
     "orchestrated_nosimd": "orchestrated, innermost loops not omp simd",
     "orchestrated_innersplit": "orchestrated, regions split along the innermost index only",
-    "orchestrated_fused": "orchestrated with fusion",
-    "orchestrated_merged": "orchestrated, vertical merging only",
+    "orchestrated_unfused": "orchestrated without fusion",
+    "orchestrated_fused": "orchestrated with fusion and row blocking",
+    "orchestrated_merged": "orchestrated, vertical merging without scratch planes",
     "orchestrated_noscratch": "orchestrated, intermediates plain arrays (not scratch)",
-    "orchestrated_merged_noscratch": "orchestrated, vertical merging, intermediates plain arrays",
-    "orchestrated_planes": "orchestrated, vertical merging and scratch planes",
     "orchestrated_debug": "orchestrated + debug checks",
 }
 
@@ -26,7 +25,7 @@ LABELS = {
 COLORS = {
     "numpy": "tab:gray", "gt_cpu_kfirst": "tab:blue", "dace_cpu": "tab:orange", "orchestrated": "tab:red",
     "gt_cpu_ifirst": "tab:cyan", "orchestrated_nosimd": "tab:green", "orchestrated_innersplit": "black", "orchestrated_nopasses": "tab:purple", "orchestrated_fused": "tab:pink", "orchestrated_merged": "tab:olive", "orchestrated_debug": "tab:brown",
-    "orchestrated_noscratch": "darkred", "orchestrated_merged_noscratch": "darkolivegreen", "orchestrated_planes": "gold",
+    "orchestrated_noscratch": "darkred", "orchestrated_unfused": "gold",
 }
 
 
@@ -118,7 +117,7 @@ def table(lines: list[dict]) -> str:
     short = {"numpy": "numpy", "gt_cpu_kfirst": "gt:kfirst", "gt_cpu_ifirst": "gt:ifirst", "orchestrated_nosimd": "orch.nosimd", "orchestrated_innersplit": "orch.inner", "dace_cpu": "dace:cpu", "orchestrated": "orch.",
              "orchestrated_nopasses": "orch.nopass", "orchestrated_fused": "orch.fused", "orchestrated_merged": "orch.merged",
              "orchestrated_debug": "orch.debug", "orchestrated_noscratch": "orch.noscr",
-             "orchestrated_merged_noscratch": "orch.mrg.nosc", "orchestrated_planes": "orch.planes"}
+             "orchestrated_unfused": "orch.unfused"}
     others = [v for v in variants if v != "orchestrated"]
     header = (
         f"{'ranks':>5} {'thr':>3} {'per rank':>10} | "

@@ -42,8 +42,11 @@ def optimized(parsed_sdfg, **options):
 
 @pytest.fixture(scope="module")
 def optimized_sdfg(parsed_sdfg):
-    """The test model's SDFG after the optimize stage without checks."""
-    return optimized(parsed_sdfg)
+    """The test model's SDFG after the optimize stage without checks, through the passes a
+    build with checks runs (fusion left out: one kernel per stencil)."""
+    from orchestra.passes.cpu import UNFUSED_CPU_PASSES
+
+    return optimized(parsed_sdfg, cpu_passes=UNFUSED_CPU_PASSES)
 
 
 @pytest.fixture

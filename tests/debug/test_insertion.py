@@ -44,6 +44,29 @@ def test_kernels_are_the_stencil_calls_in_program_order(sdfg):
     assert len({id(k.state) for k in kernels}) == 3
 
 
+def test_a_build_with_checks_leaves_fusion_out_unless_its_passes_are_named():
+    from orchestra.passes.cpu import DEFAULT_CPU_PASSES, UNFUSED_CPU_PASSES
+    from orchestra.pipeline.stages import OptimizeOptions
+
+    assert "merge_vertical_maps" in OptimizeOptions().cpu_passes
+    assert OptimizeOptions(debug_checks=DebugChecks.parse("nan")).cpu_passes == UNFUSED_CPU_PASSES
+    named = OptimizeOptions(debug_checks=DebugChecks.parse("nan"), cpu_passes=DEFAULT_CPU_PASSES)
+    assert named.cpu_passes == DEFAULT_CPU_PASSES and named.as_key() != OptimizeOptions(
+        debug_checks=DebugChecks.parse("nan")).as_key()
+
+
+def test_a_fused_kernel_is_named_by_every_stencil_it_runs(parsed_sdfg, tmp_path):
+    fused = optimized(parsed_sdfg)  # the default passes: the three stencils merge into one map over k
+    kernels = insert_debug_checks(fused, DebugChecks.parse("nan"))
+    fused.validate()
+    (kernel,) = kernels
+    assert kernel.stencil == "+".join(STENCIL_ORDER)
+    assert sorted(field.name for field in kernel.fields) == sorted(WRITES.values())
+    assert kernel.describe().endswith(f"(fused stencils {'+'.join(STENCIL_ORDER)})")
+    fused.build_folder = str(tmp_path / "build")
+    assert f"after k1 {kernel.label} (fused stencils" in _code(fused)
+
+
 def test_check_states_follow_each_kernel(sdfg):
     kernels = insert_debug_checks(sdfg, DebugChecks.parse("nan;progress"))
     sdfg.validate()

@@ -10,6 +10,7 @@ pass's conditions hold, and every array Python sees must be bit for bit what
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import dace
@@ -151,3 +152,32 @@ def test_a_random_scratch_program_equals_python_mode_bitwise(tmp_path):
     outcome = check_program(program, tmp_path / "programs", tmp_path / "cache", VARIANTS)
     assert not outcome.errors, outcome.errors
     assert all(not fields for fields in outcome.differing.values()), outcome.differing
+
+
+def test_planes_serve_a_call_from_another_thread(tmp_path):
+    """The default passes give ``tmp`` planes; a call from a Python thread other than the one
+    that loaded the library runs on another OpenMP team, whose threads allocate their planes on
+    first use (orchestra.passes.fusion.plane_allocation; without it: a segmentation fault)."""
+    import threading
+
+    reference, _ = _run("Python", "handed over", tmp_path)
+    config = DaceConfig(None, backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path / "default")
+    model, (q, out) = Model(config, "handed over"), _fields()
+    model(q, out)  # built and loaded on this thread
+    seen = [np.array(q), np.array(out)]
+
+    def two_more_calls() -> None:
+        for _ in range(2):
+            model(q, out)
+            seen.extend([np.array(q), np.array(out)])
+
+    caller = threading.Thread(target=two_more_calls)
+    caller.start()
+    caller.join()
+    assert len(seen) == len(reference)
+    for expected, got in zip(reference, seen):
+        assert np.array_equal(expected, got)
+    entry = model.__dict__["__orchestra_programs__"]["__call__"].fast_caller.origin["entry"]
+    assert any("_plane" in name for name in dace.SDFG.from_file(f"{entry}/program.sdfgz").arrays)
+    code = "\n".join(path.read_text() for path in Path(entry).glob("src/cpu/*.cpp"))
+    assert "_plane == nullptr)" in code

@@ -3,15 +3,16 @@
 * Its second call is recorded (``ORCHESTRA_RECORD``) and replayed bit for bit
   by ``orchestra replay --check`` in another process, halo callbacks included.
 * The bytes the kernel profile counts for each stencil
-  (:func:`orchestra.passes.kernel_timers.kernel_traffic`, from the build's
-  optimized SDFG) equal the benchmark's per-stencil traffic model
+  (:func:`orchestra.passes.kernel_timers.kernel_traffic`, from the program
+  optimized without fusion) equal the benchmark's per-stencil traffic model
   (``scripts/bench_lib/traffic.py``, from a trace of the Python-mode model),
   except the Bernoulli function. It accumulates the free surface over the
   levels: one map before a loop over the levels, one in it, one after, each
   counted once where it stands (not per level), each moving the 2-D
   accumulator, where the model counts the stencil's fields once. The two
   counts agree at this size by accident and differ at others (216 000 against
-  151 200 bytes at 24x24x1).
+  151 200 bytes at 24x24x1). The build itself is fused: its merged kernels
+  are named by all their stencils and move fewer bytes in all.
 """
 
 from __future__ import annotations
@@ -64,17 +65,8 @@ def test_the_dycore_records_and_replays_bitwise(dycore):
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_kernel_bytes_match_the_traffic_model(dycore, monkeypatch):
-    import dace
-
-    from orchestra.observe.kernel_profile import stencil_sources
-    from orchestra.passes.kernel_timers import kernel_traffic
-
-    _model, program, _folder, _h = dycore
-    counted: collections.Counter[str] = collections.Counter()
-    for kernel in kernel_traffic(dace.SDFG.from_file(str(Path(program.fast_caller.origin["entry"]) / "program.sdfgz"))).values():
-        counted[kernel["stencil"]] += kernel["bytes"]
-
+def _modelled_bytes(monkeypatch) -> collections.Counter:
+    """Bytes per stencil and step of the benchmark's per-stencil traffic model (Python mode)."""
     monkeypatch.syspath_prepend(str(ROOT / "scripts"))
     from bench_lib import dycore as bench_dycore
     from bench_lib import traffic
@@ -84,12 +76,45 @@ def test_kernel_bytes_match_the_traffic_model(dycore, monkeypatch):
     for segment in traffic.trace_step(python_mode).segments:
         for name, accesses in segment:
             modelled[name] += 8 * sum(a.read_cells * a.read + a.write_cells * a.write for a in accesses)
+    return modelled
 
+
+def _unfused_sdfg(program):
+    """The program parsed and optimized again without fusion (not compiled): one kernel per stencil call."""
+    from orchestra.passes.cpu import UNFUSED_CPU_PASSES
+    from orchestra.pipeline.stages import OptimizeOptions, optimize, parse
+    from orchestra.toolchain import dace_settings
+
+    with dace_settings():
+        return optimize(parse(program.dace_program(), (), {}), OptimizeOptions(cpu_passes=UNFUSED_CPU_PASSES)).sdfg
+
+
+def test_kernel_bytes_match_the_traffic_model(dycore, monkeypatch):
+    import dace
+
+    from orchestra.observe.kernel_profile import stencil_sources
+    from orchestra.passes.kernel_timers import kernel_traffic
+
+    _model, program, _folder, _h = dycore
+    modelled = _modelled_bytes(monkeypatch)
+    assert len(modelled) == 10
+
+    counted: collections.Counter[str] = collections.Counter()
+    for kernel in kernel_traffic(_unfused_sdfg(program)).values():
+        counted[kernel["stencil"]] += kernel["bytes"]
     assert set(counted) == set(modelled)
     assert set(counted) <= set(stencil_sources(program.dace_program()))  # each named with its source line
-    assert len(modelled) == 10
     for name in modelled:
         if name == "bernoulli_function":  # a vertical accumulation: see the module docstring
             assert counted[name] > 0
         else:
             assert counted[name] == modelled[name], name
+
+    # The build itself (fusion on by default): merged kernels are named by all their stencils,
+    # every stencil is still named, and the fused kernels move less than the stencils would alone.
+    fused = kernel_traffic(dace.SDFG.from_file(str(Path(program.fast_caller.origin["entry"]) / "program.sdfgz")))
+    named = {name for kernel in fused.values() for name in kernel["stencils"]}
+    assert named == set(modelled)
+    merged = [kernel for kernel in fused.values() if len(kernel["stencils"]) > 1]
+    assert merged and all(kernel["stencil"] == "+".join(kernel["stencils"]) for kernel in merged)
+    assert sum(kernel["bytes"] for kernel in fused.values()) < sum(counted.values())

@@ -56,31 +56,58 @@ def _run(config: DaceConfig, calls: int) -> tuple[Model, list[np.ndarray]]:
     return model, arrays
 
 
-def test_kernel_profile_names_stencils_with_their_traffic(tmp_path):
-    _plain, expected = _run(DaceConfig(backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path), 3)
-    config = DaceConfig(backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path, profile="kernels")
+def _profiled(tmp_path, passes):
+    """The report of the model profiled over 3 calls, checked bitwise against the plain build."""
+    _plain, expected = _run(DaceConfig(backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path,
+                                       cpu_passes=passes), 3)
+    config = DaceConfig(backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path, profile="kernels",
+                        cpu_passes=passes)
     model, got = _run(config, 3)
     for a, b in zip(got, expected):
         np.testing.assert_array_equal(a, b)
     assert len(list(tmp_path.glob("Model.__call__/*/COMPLETE"))) == 2  # another program, another entry
-
     combined = kernel_report(path=tmp_path / "kernels.json")
-    entry = combined["Model.__call__"]
+    assert json.loads((tmp_path / "kernels.json").read_text())["Model.__call__"]["calls"] == [3]
+    return model, got, combined["Model.__call__"]
+
+
+CELLS = DOMAIN[0] * DOMAIN[1] * DOMAIN[2]
+#: scale reads x and writes y over the domain; smooth reads y one cell wider along I, writes z
+SCALE_BYTES, SMOOTH_BYTES = 8 * 2 * CELLS, 8 * ((DOMAIN[0] + 2) * DOMAIN[1] * DOMAIN[2] + CELLS)
+
+
+def _where(stencil) -> str:
+    return f"test_kernel_profile.py:{stencil.__code__.co_firstlineno}"
+
+
+def test_kernel_profile_names_stencils_with_their_traffic(tmp_path):
+    from orchestra.passes.cpu import UNFUSED_CPU_PASSES
+
+    model, got, entry = _profiled(tmp_path, UNFUSED_CPU_PASSES)
     assert entry["calls"] == [3]
     stencils = entry["stencils"]
     assert set(stencils) == {"scale", "smooth"}
-    assert stencils["scale"]["source"] == f"test_kernel_profile.py:{scale.__code__.co_firstlineno}"
-    cells = DOMAIN[0] * DOMAIN[1] * DOMAIN[2]
-    # scale: reads x and writes y over the domain; smooth: reads y one cell wider along I, writes z
-    assert stencils["scale"]["bytes"] == 8 * 2 * cells
-    assert stencils["smooth"]["bytes"] == 8 * ((DOMAIN[0] + 2) * DOMAIN[1] * DOMAIN[2] + cells)
+    assert stencils["scale"]["source"] == _where(scale)
+    assert stencils["scale"]["bytes"] == SCALE_BYTES
+    assert stencils["smooth"]["bytes"] == SMOOTH_BYTES
     for figures in stencils.values():
         assert figures["seconds"] > 0 and 0 < figures["fraction_of_bandwidth"]
     assert entry["program_s"] >= sum(s["seconds"] for s in stencils.values())
-    assert json.loads((tmp_path / "kernels.json").read_text())["Model.__call__"]["calls"] == [3]
 
     with pytest.raises(OrchestraError, match="ended by orchestra.kernel_report"):
         model(*got)
+
+
+def test_a_fused_kernel_is_profiled_as_all_its_stencils(tmp_path):
+    """The default passes merge the two stencils into one map over k: one kernel, named by
+    both, moving what enters and leaves it (here as much as the two: smooth reads y wider than
+    scale writes it, so y is read from memory; the write of y is kept, y is the model's)."""
+    _model, _got, entry = _profiled(tmp_path, None)
+    (name,) = entry["stencils"]
+    fused = entry["stencils"][name]
+    assert name == "scale+smooth" and fused["source"] == f"{_where(scale)} {_where(smooth)}"
+    assert fused["bytes"] == SCALE_BYTES + SMOOTH_BYTES
+    assert fused["seconds"] > 0 and entry["program_s"] >= fused["seconds"]
 
 
 def test_an_unknown_profile_is_refused(tmp_path):

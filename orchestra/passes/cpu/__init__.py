@@ -7,7 +7,7 @@ simplification (GPU builds run none of them); the names enter the cache key.
 name                          what it does                                     module
 ============================  ===============================================  ==========================
 ``merge_vertical_maps``       consecutive maps over the same ``k`` range       :mod:`orchestra.passes.fusion`
-                              become one (fusion; opt-in, see that package)
+                              become one (fusion, see that package)
 ``split_region_maps``         one map per piece between horizontal-region      :mod:`.regions`
                               boundaries; each piece without dead branches
 ``split_region_maps_outer``   the same along the map index outside the         :mod:`.regions`
@@ -37,6 +37,7 @@ import logging
 from typing import Any, Callable, Iterable, Optional
 
 from orchestra.errors import ConfigurationError
+from orchestra.passes.fusion import FUSION_PASSES
 
 log = logging.getLogger("orchestra")
 
@@ -48,9 +49,19 @@ CPU_PASS_ORDER = (
     "single_parallel_level", "simd_innermost_loops",
 )
 
-#: What a CPU build runs by default. Fusion is opt-in: vertical merging is bitwise
-#: and verified, but measured no faster on the dycore (docs/performance.md#fusion).
-DEFAULT_CPU_PASSES = ("split_region_maps", "split_region_maps_outer", "single_parallel_level", "simd_innermost_loops")
+#: What a CPU build runs by default: fusion included (vertical merging and scratch
+#: planes; 0.80-0.86x of the step time of the dycore at 192x192x8, within the noise at
+#: 24x24x8: docs/performance.md#scratch-arrays-and-scratch-planes-2026-11-28-dace-200b1).
+#: ``tile_fused_maps`` stays opt-in.
+DEFAULT_CPU_PASSES = (
+    "merge_vertical_maps", "split_region_maps", "split_region_maps_outer", "shrink_scratch_planes",
+    "single_parallel_level", "simd_innermost_loops",
+)
+
+#: The default without fusion: what a build with debug checks runs unless its passes are
+#: named (each check then follows one stencil, and scratch arrays stay in memory to be
+#: checked), and how a program opts out of fusion (``DaceConfig(cpu_passes=UNFUSED_CPU_PASSES)``).
+UNFUSED_CPU_PASSES = tuple(name for name in DEFAULT_CPU_PASSES if name not in FUSION_PASSES)
 
 
 def check_cpu_passes(names: Iterable[str]) -> tuple[str, ...]:

@@ -5,7 +5,9 @@ program's SDFG (states inside loops and branches of it included):
 
 * a map scope that is not inside another map (after simplification a gt4py
   stencil with parallel computations is inlined as one map per computation,
-  labelled ``<stencil>__v_map_<id>`` or ``<stencil>__h_map_<id>``), or
+  labelled ``<stencil>__v_map_<id>`` or ``<stencil>__h_map_<id>``; a map
+  fusion merged runs several stencils and is named by all of them,
+  ``divide+smooth``: :mod:`orchestra.passes.stencil_labels`), or
 * a nested SDFG that is not inside a map and holds one stencil (a gt4py
   stencil with sequential ``FORWARD``/``BACKWARD`` loops stays nested: the
   whole stencil is one kernel, checked once after it). A nested SDFG that
@@ -34,8 +36,8 @@ import re
 import warnings
 from typing import Any, Iterator, Optional
 
-#: gt4py's dace backend labels stencil maps ``f"{stencil}__{h|v}_map_{id}"``.
-_STENCIL_MAP = re.compile(r"^(?P<stencil>.+?)__[hv]_map(?:_\d+)?$")
+from orchestra.passes.stencil_labels import JOIN, kernel_name, stencil_of_map, stencils_of_kernel
+
 _NUMERIC_SUFFIX = re.compile(r"_\d{6,}$")
 
 
@@ -65,20 +67,10 @@ class Kernel:
     on_gpu: bool = False
 
     def describe(self) -> str:
-        stencil = f" (stencil {self.stencil})" if self.stencil else ""
-        return f"k{self.index} {self.label}{stencil}"
-
-
-def stencil_of_map(label: str) -> str:
-    """The gt4py stencil a map label comes from, or "" for other maps.
-
-    >>> stencil_of_map("laplacian__v_map_140462357045520")
-    'laplacian'
-    >>> stencil_of_map("assign_12_4_map")
-    ''
-    """
-    match = _STENCIL_MAP.match(label)
-    return match.group("stencil") if match else ""
+        if not self.stencil:
+            return f"k{self.index} {self.label}"
+        fused = JOIN in self.stencil  # a map fusion merged: every stencil it runs, in order
+        return f"k{self.index} {self.label} ({'fused stencils' if fused else 'stencil'} {self.stencil})"
 
 
 def kernel_label(node: Any) -> str:
@@ -296,7 +288,7 @@ def find_kernels(sdfg: Any, outer_names: Optional[dict[str, str]] = None, first_
                         kernels += find_kernels(unit.sdfg, inner_names, index)
                         continue
                 else:
-                    stencil = stencil_of_map(unit.map.label)
+                    stencil = kernel_name(stencils_of_kernel(holder, unit))
                 kernels.append(
                     Kernel(
                         index=index,
