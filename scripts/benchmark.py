@@ -23,7 +23,7 @@ compiled call (the library with marshalled arguments), the per-call overhead
 (the call timed with a no-op library), the build time (this run, or the cache manifest's),
 the load time, and the halo-update time within a step.
 ``--compare-passes`` adds orchestrated without the optimize stage's CPU
-passes, ``--compare-fusion`` orchestrated with the fusion passes, and ``--debug-checks SPEC`` orchestrated with ``ORCHESTRA_DEBUG``
+passes, ``--compare-fusion`` orchestrated without fusion (the default fuses), and ``--debug-checks SPEC`` orchestrated with ``ORCHESTRA_DEBUG``
 checks (both 1 rank, separate builds) for before/after ratios.
 
 The same run measures the memory bandwidth with a compiled triad
@@ -89,7 +89,7 @@ def parse_arguments(argv: Optional[list[str]] = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--compare-fusion", action="store_true",
-        help="also run orchestrated with the fusion passes (1 rank; a separate build)",
+        help="also run orchestrated without fusion, the default's before (1 rank; a separate build)",
     )
     parser.add_argument(
         "--debug-checks", default="", metavar="SPEC",
@@ -238,8 +238,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             args.variants.append("orchestrated_nopasses")
         if args.compare_simd and "orchestrated_nosimd" not in args.variants:
             args.variants.append("orchestrated_nosimd")
-        if args.compare_fusion and "orchestrated_fused" not in args.variants:
-            args.variants.append("orchestrated_fused")
+        if args.compare_fusion and "orchestrated_unfused" not in args.variants:
+            args.variants.append("orchestrated_unfused")
         if args.debug_checks and "orchestrated_debug" not in args.variants:
             args.variants.append("orchestrated_debug")
         ordered = ["orchestrated"] + [v for v in args.variants if v != "orchestrated"]  # builds first
