@@ -267,7 +267,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     result["summary"] = report.derive(result)
     print(report.table(result["summary"]))
     print(report.LEGEND)
-    print_profiles(result.get("profile", []))
+    print_profiles(result.get("profile", []), result.get("triad", []), result.get("peak", []))
     (args.out / "benchmark.json").write_text(json.dumps(result, indent=1))
     plot_path = args.plot or args.out / "benchmark.png"
     report.plot(result, str(plot_path))
@@ -275,7 +275,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     return 1 if any("error" in row for row in result["rows"]) else 0
 
 
-def print_profiles(profiles: list[dict]) -> None:
+def print_profiles(profiles: list[dict], triads: list[dict], peaks: list[dict]) -> None:
+    """Per profiled size: the step's parts, then per kernel its time, bytes and GB/s (fraction of the
+    triad), operations and GF/s (fraction of the vectorized peak), with as many threads as the profile."""
     for p in profiles:
         if "error" in p:
             print(f"profile {p['n']}: {p['error']}")
@@ -288,6 +290,17 @@ def print_profiles(profiles: list[dict]) -> None:
             f"{1e6 * p['python_min_area_s']:.2f} us), other {1e3 * p['rest_s']:.2f}; "
             f"{stencils}"
         )
+        threads = p.get("threads", 1)
+        triad = next((t["best_gbs"] for t in triads if t["threads"] == threads and t["array_mib"] >= 64), 0.0)
+        peak = next((q["best_gflops"] for q in peaks if q["threads"] == threads and q["vectorized"]), 0.0)
+        for name, seconds in p["per_stencil_s"].items():
+            moved, operations = p.get("per_stencil_bytes", {}).get(name, 0), p.get("per_stencil_flops", {}).get(name, 0)
+            rate = moved / seconds / 1e9 if seconds > 0 else 0.0
+            gflops = operations / seconds / 1e9 if seconds > 0 else 0.0
+            of_triad = f" ({100 * rate / triad:3.0f} % triad)" if triad else ""
+            of_peak = f" ({100 * gflops / peak:3.0f} % peak)" if peak else ""
+            print(f"  kernel {name[:56]:<56} {1e3 * seconds:8.2f} ms {moved / 1e6:8.1f} MB {rate:6.1f} GB/s{of_triad}"
+                  f" {operations / 1e6:8.1f} MF {gflops:5.1f} GF/s{of_peak}")
         fusion = p.get("fusion", {})
         for kernel in fusion.get("fused", []):
             if len(kernel) > 1:

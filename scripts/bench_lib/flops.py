@@ -24,6 +24,7 @@ bound drawn from it is never too small.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 from pathlib import Path
 from typing import Any, Mapping, Optional
@@ -45,6 +46,9 @@ class FlopCount:
     executions: int
     upper_bound_branches: int
     not_counted: tuple[str, ...]
+    #: operations per kernel: the label of each outermost map (or nested SDFG) of the program's
+    #: own states, as the kernel profile's timers name them; "" for tasklets outside any
+    per_kernel: Mapping[str, int] = dataclasses.field(default_factory=dict)
 
     @property
     def flops(self) -> int:
@@ -59,9 +63,11 @@ class FlopCount:
 class _Walk:
     """One pass over an SDFG, summing ``operations x executions`` into ``ops``."""
 
-    def __init__(self) -> None:
+    def __init__(self, kernel: Optional[str] = None) -> None:
         self.ops, self.tasklets, self.executions, self.bounded = Ops(), 0, 0, 0
         self.not_counted: set[str] = set()
+        self.kernel = kernel  # the outermost map (or nested SDFG) being walked, None outside any
+        self.per_kernel: collections.Counter[str] = collections.Counter()
 
     def merge(self, other: "_Walk") -> None:
         self.ops.update(other.ops)
@@ -69,6 +75,18 @@ class _Walk:
         self.executions += other.executions
         self.bounded += other.bounded
         self.not_counted |= other.not_counted
+        self.per_kernel.update(other.per_kernel)
+
+    def _in_kernel(self, label: str, walk: Any) -> None:
+        """Run ``walk()`` with ``label`` as the kernel, unless already inside one."""
+        if self.kernel is not None:
+            walk()
+            return
+        self.kernel = label
+        try:
+            walk()
+        finally:
+            self.kernel = None
 
     def region(self, cfg: Any, domain: IterationDomain) -> None:
         import networkx as nx
@@ -120,7 +138,7 @@ class _Walk:
         except UnknownSymbol:  # a condition on data: the costliest branch, on every row
             branches = []
             for _, body in block.branches:
-                branches.append(_Walk())
+                branches.append(_Walk(self.kernel))
                 branches[-1].region(body, domain)
             self.merge(max(branches, key=lambda w: total(w.ops)))
             self.bounded += 1
@@ -142,13 +160,13 @@ class _Walk:
                 for name, (begin, end, step) in zip(node.map.params, node.map.range.ranges):
                     inner = inner.repeat(name, inner.evaluate(begin), inner.evaluate(end), inner.evaluate(step),
                                          name in read_below)
-                self.scope(state, children, node, inner)
+                self._in_kernel(node.map.label, lambda: self.scope(state, children, node, inner))
             elif isinstance(node, nodes.EntryNode):
                 raise FlopCountError(f"{node.label}: a {type(node).__name__} has no fixed execution count")
             elif isinstance(node, nodes.Tasklet):
                 self.tasklet(state, node, domain)
             elif isinstance(node, nodes.NestedSDFG):
-                self.nested(node, domain)
+                self._in_kernel(node.label, lambda: self.nested(node, domain))
             elif isinstance(node, nodes.LibraryNode):
                 self.not_counted.add(f"library node {node.label}")
 
@@ -178,6 +196,7 @@ class _Walk:
         runs = domain.executions()
         for kind, count in ops.items():
             self.ops[kind] += count * runs
+        self.per_kernel[self.kernel or ""] += sum(ops.values()) * runs
         self.tasklets += 1
         self.executions += runs
         self.bounded += cost.bounded
@@ -211,6 +230,7 @@ def count_flops(sdfg: Any, symbols: Optional[Mapping[str, int]] = None) -> FlopC
     return FlopCount(
         by_kind={kind: int(walk.ops.get(kind, 0)) for kind in KINDS}, tasklets=walk.tasklets,
         executions=walk.executions, upper_bound_branches=walk.bounded, not_counted=tuple(sorted(walk.not_counted)),
+        per_kernel={label: int(count) for label, count in walk.per_kernel.items()},
     )
 
 

@@ -71,8 +71,18 @@ def profile_orchestrated(model: Any, steps: int, snapshot: StateSnapshot) -> dic
     snapshot.restore()
     from orchestra.passes.kernel_timers import kernel_traffic
 
-    stencils = {label: kernel["stencil"] for label, kernel in kernel_traffic(sdfg).items()}
-    summary = summarize(events, steps + 1, sdfg.name, stencils)
+    traffic = kernel_traffic(sdfg)
+    summary = summarize(events, steps + 1, sdfg.name, {label: kernel["stencil"] for label, kernel in traffic.items()})
+    moved: dict[str, int] = collections.defaultdict(int)
+    for kernel in traffic.values():
+        moved[kernel["stencil"]] += kernel["bytes"]
+    summary["per_stencil_bytes"] = dict(moved)  # what each kernel (fused: all its stencils) moves per step
+    from bench_lib.flops import count_flops
+
+    operations: dict[str, int] = collections.defaultdict(int)
+    for label, count in count_flops(sdfg).per_kernel.items():
+        operations[traffic[label]["stencil"] if label in traffic else label.split("__")[0]] += count
+    summary["per_stencil_flops"] = dict(operations)  # floating-point operations per step, per kernel
     # The same callbacks called from Python: the difference is the cost of calling back from C.
     summary["python_halo_update_s"] = _seconds_per_call(model.dycore.stage_1.halo.update)
     summary["python_min_area_s"] = _seconds_per_call(model.grid_info.min_area)

@@ -148,6 +148,13 @@ def test_orchestrated_stencil_counts_exactly(tmp_path):
     count = count_flops(sdfg)
     assert count.by_kind == expected, count
     assert count.flops == 3276 and count.upper_bound_branches == 0
+    # per kernel, as the kernel profile's timers name them: every operation lies in an outermost map
+    # of the program's states, and the stencil's maps carry its name
+    from orchestra.passes.kernel_timers import kernel_traffic
+
+    assert sum(count.per_kernel.values()) == count.flops and "" not in count.per_kernel
+    assert set(count.per_kernel) <= set(kernel_traffic(sdfg)) | {n.label for n, _ in sdfg.all_nodes_recursive()}
+    assert all(label.startswith("known_ops") for label in count.per_kernel), count.per_kernel
 
 
 # --------------------------------------------------------------------------- the peak
