@@ -84,6 +84,11 @@ class Model:
             self.laplacian(q, self.tmp)
             self.clip(q, self.tmp)
             self.smooth(q, self.tmp, out)
+        elif self.kind == "overwritten after a callback":
+            self.laplacian(q, self.tmp)  # never read: the next call of laplacian overwrites it
+            self.exchange()
+            self.laplacian(out, self.tmp)
+            self.smooth(q, self.tmp, out)
         elif self.kind == "written by a sweep":
             self.accumulate(q, self.tmp)
             self.smooth(q, self.tmp, out)
@@ -96,6 +101,9 @@ CASES = {
     "read after a callback": False,  # written in one state, read in another
     "written conditionally": None,  # the clip's write is conditional; the laplacian's covers: either is sound
     "written by a sweep": False,  # a FORWARD sweep is not a map over k: nothing merges
+    # a state writing tmp without reading it (random scratch program 20: the pass left that map's exit
+    # without edges, an invalid SDFG): refused, since every state using tmp must hand it over in planes
+    "overwritten after a callback": False,
 }
 
 

@@ -37,8 +37,9 @@ A transient is rewritten only if, in **every** state that uses it:
 
 * it is written by exactly one merged map ``M`` of one parameter ``k``, run
   on the threads over more than one level (an
-  access node after ``M``'s exit that nothing else reads) and read only by
-  ``M`` (access nodes before its entry that nothing writes);
+  access node after ``M``'s exit that nothing else reads) and read, only by
+  ``M`` (access nodes before its entry that nothing writes; a state that
+  writes it without reading it refuses it);
 * every access inside ``M``, followed down to the statements
   (:func:`.planes.footprint`), is level ``k`` itself (plane offset 0);
 * ``M``'s writes to it are not conditional (no dynamic or WCR memlet) and
@@ -125,8 +126,8 @@ def _use_in_state(state: Any, name: str, access_nodes: list) -> Optional[_Use]:
                 return None
             entries.add(edge.dst)
             reads.extend(state.out_edges_by_connector(edge.dst, "OUT_" + edge.dst_conn[3:]))
-    if len(entries) != 1 or not writes:
-        return None
+    if len(entries) != 1 or not writes or not reads:
+        return None  # written here and not read (by a later state, or never): no hand-over inside the map
     (entry,) = entries
     if scopes[entry] is not None or len(entry.map.params) != 1 or not _parallel_levels(entry):
         return None
