@@ -234,8 +234,14 @@ def format_profile(combined: dict[str, Any]) -> str:
         )
         lines.append(f"  {'stencil':<28}{'source':<26}{'maps':>6}{'ms/call':>10}{'MB/call':>10}{'GB/s':>8}{'of bw':>7}")
         for name, s in entry["stencils"].items():
+            if len(name) > 27 or len(s["source"]) > 25:  # a fused kernel: its stencils and sources on lines of their own
+                lines.append(f"  {name}")
+                lines.append(f"    {s['source']}")
+                name, source = "", ""
+            else:
+                source = s["source"]
             lines.append(
-                f"  {name[:27]:<28}{s['source'][:25]:<26}{s['maps']:>6}{s['seconds'] * 1e3:>10.3f}"
+                f"  {name:<28}{source:<26}{s['maps']:>6}{s['seconds'] * 1e3:>10.3f}"
                 f"{s['bytes'] / 1e6:>10.3f}{s['bytes_per_s'] / 1e9:>8.2f}{s['fraction_of_bandwidth']:>7.0%}"
             )
     return "\n".join(lines)

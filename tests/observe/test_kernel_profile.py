@@ -19,7 +19,7 @@ from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
 
 from orchestra import DaceConfig, FrozenStencil, OrchestraError, orchestrate
 from orchestra.errors import ConfigurationError
-from orchestra.observe.kernel_profile import kernel_report
+from orchestra.observe.kernel_profile import format_profile, kernel_report
 
 FloatField = Field[np.float64]
 SHAPE = (10, 9, 4)  # arrays, halo of 1 around the domain
@@ -108,6 +108,8 @@ def test_a_fused_kernel_is_profiled_as_all_its_stencils(tmp_path):
     assert name == "scale+smooth" and fused["source"] == f"{_where(scale)} {_where(smooth)}"
     assert fused["bytes"] == SCALE_BYTES + SMOOTH_BYTES
     assert fused["seconds"] > 0 and entry["program_s"] >= fused["seconds"]
+    table = format_profile({"Model.__call__": entry})  # long names and sources are printed whole
+    assert f"\n    {_where(scale)} {_where(smooth)}\n" in table and "\n  scale+smooth\n" in table
 
 
 def test_an_unknown_profile_is_refused(tmp_path):
