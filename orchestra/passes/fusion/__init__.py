@@ -15,6 +15,10 @@ name                         what it does                                    mod
                              wrote; every point computed once
 ===========================  ==============================================  ==================
 
+:mod:`.plane_allocation` is not a pass: it changes the generated C++ so
+that every OpenMP thread running a loop with scratch planes has its buffer,
+whichever Python thread calls the program.
+
 A fusion pass never crosses a callback: callbacks are their own states, and
 the passes only merge maps within one state. Each pass only reorders work
 between independent points; every write to a model-visible array is kept
