@@ -21,7 +21,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -38,19 +37,15 @@ def _batch_seconds(model, snapshot, steps: int) -> float:
 def compare(n: int, nz: int, variants: list[str], batches: int, cache_root: str) -> dict:
     """Median seconds per step of each variant, batches interleaved; the first variant is the baseline."""
     from bench_lib import dycore
+    from bench_lib.interleaved import interleaved_medians
 
     comm = dycore.communicator()
     models = {name: dycore.build_model(name, n, nz, comm, cache_root) for name in variants}
     snapshots = {name: dycore.StateSnapshot(model.state) for name, model in models.items()}
-    for name, model in models.items():  # first call (load, marshal) and a warm-up, untimed
-        _batch_seconds(model, snapshots[name], 2)
-    steps = max(1, int(0.2 / max(_batch_seconds(models[variants[0]], snapshots[variants[0]], 1), 1e-6)))
-    samples: dict[str, list[float]] = {name: [] for name in variants}
-    for index in range(batches):
-        order = variants if index % 2 == 0 else variants[::-1]
-        for name in order:
-            samples[name].append(_batch_seconds(models[name], snapshots[name], steps))
-    medians = {name: float(np.median(values)) for name, values in samples.items()}
+    medians, steps = interleaved_medians(
+        {name: (lambda steps, name=name: _batch_seconds(models[name], snapshots[name], steps)) for name in variants},
+        batches,
+    )
     base = variants[0]
     return {
         "n": n, "nz": nz, "steps_per_batch": steps, "batches": batches, "load_average": os.getloadavg(),

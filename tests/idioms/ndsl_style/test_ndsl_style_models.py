@@ -33,13 +33,26 @@ def _factories(mode: str, cache: Path) -> tuple[StencilFactory, QuantityFactory]
     return StencilFactory(config, GRID), QuantityFactory(config, GRID)
 
 
-def _grid_data(quantities: QuantityFactory) -> SimpleNamespace:
+def _grid_data(quantities: QuantityFactory, grid: GridIndexing = GRID) -> SimpleNamespace:
     import gt4py.storage as gt_storage
 
     rng = np.random.default_rng(99)
-    area = rng.uniform(0.8, 1.2, GRID.shape[:2])
+    area = rng.uniform(0.8, 1.2, grid.shape[:2])
     return SimpleNamespace(area=gt_storage.from_array(area, backend=quantities.backend),
                            rarea=gt_storage.from_array(1.0 / area, backend=quantities.backend))
+
+
+def tracer_case(stencils: StencilFactory, quantities: QuantityFactory, grid: GridIndexing = GRID) -> tuple:
+    """(tracer advection, its tracers, the other arguments of a call): the case of the test, also benchmarked
+    (``scripts/bench_ndsl_style.py``)."""
+    grid_data = _grid_data(quantities, grid)
+    tracers = {"qvapor": quantities.random(11, 0.0, 1.0), "qliquid": quantities.random(12, 0.0, 1.0)}
+    transport = FiniteVolumeTransport(stencils, quantities, grid_data, nord=1, damp_c=0.06)
+    advection = TracerAdvection(stencils, quantities, transport, grid_data, tracers)
+    dp1 = quantities.random(13, 1.0, 2.0)
+    mfx, mfy = quantities.random(14, -0.1, 0.1), quantities.random(15, -0.1, 0.1)
+    cx, cy = quantities.random(16, -1.3, 1.3), quantities.random(17, -0.6, 0.6)
+    return advection, tracers, (dp1, mfx, mfy, cx, cy)
 
 
 def _bytes(value) -> np.ndarray:
@@ -77,18 +90,11 @@ def test_finite_volume_transport(damp_c, cache):
 
 
 def _tracer_run(mode: str, cache: Path) -> tuple[list, int]:
-    stencils, quantities = _factories(mode, cache)
-    grid_data = _grid_data(quantities)
-    tracers = {"qvapor": quantities.random(11, 0.0, 1.0), "qliquid": quantities.random(12, 0.0, 1.0)}
-    transport = FiniteVolumeTransport(stencils, quantities, grid_data, nord=1, damp_c=0.06)
-    advection = TracerAdvection(stencils, quantities, transport, grid_data, tracers)
-    dp1 = quantities.random(13, 1.0, 2.0)
-    mfx, mfy = quantities.random(14, -0.1, 0.1), quantities.random(15, -0.1, 0.1)
-    cx, cy = quantities.random(16, -1.3, 1.3), quantities.random(17, -0.6, 0.6)
+    advection, tracers, arguments = tracer_case(*_factories(mode, cache))
     results = []
     for _ in range(2):
-        advection(tracers, dp1, mfx, mfy, cx, cy)
-        results += [_bytes(q) for q in tracers.values()] + [_bytes(a) for a in (dp1, mfx, mfy, cx, cy)]
+        advection(tracers, *arguments)
+        results += [_bytes(q) for q in tracers.values()] + [_bytes(a) for a in arguments]
     return results, advection._tracers_halo_updater.updates
 
 
