@@ -19,9 +19,9 @@ pointer), and the map over ``k`` stays the parallel level: a thread runs
 whole levels, so it alone writes and reads its buffer. So the pass applies
 only to a map of more than one level that runs on the threads, and makes
 every map inside it sequential (as :mod:`orchestra.passes.cpu.openmp` would).
-A program using planes must be called from the thread that loaded it (or
-from threads of the same OpenMP team size): another team's threads have no
-buffer. Two earlier designs, measured (D41): a buffer per iteration on the
+The library's init allocates the buffers of its own team; a thread of
+another team (a call from another Python thread) allocates its own on first
+use (:mod:`.plane_allocation`, in the generated code). Two earlier designs, measured (D41): a buffer per iteration on the
 heap (glibc ``mmap``s each 300 KB allocation: 33 or 56 ms per step for the
 same build), and one shared buffer with the levels in order (the threads
 inside each level: 1.8-2x slower at 24 x 24 x 8, a parallel region per
