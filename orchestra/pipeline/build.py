@@ -28,6 +28,7 @@ from orchestra.cache.manifest import Manifest
 from orchestra.cache.store import BuildStore
 from orchestra.key.call_tree import function_name
 from orchestra.errors import BuildError
+from orchestra.passes.cpu import describe_changes
 from orchestra.passes.memory import format_memory_report
 from orchestra.pipeline.audit import ParseRecorder, audit_parse
 from orchestra.pipeline.lowering_processes import lowering_processes
@@ -70,7 +71,9 @@ def build_and_publish(keyed: KeyedRequest, store: BuildStore, rank: int = 0, pro
         reuse = "; ".join(part for part in (parsed.reuse, helping) if part)
         log.info("[rank %d] %s: parsed in %.1f s (%s)", rank, request.label, parsed.seconds, reuse)
         optimized = optimize(parsed, request.options, save_to)
-        log.info("[rank %d] %s: optimized in %.1f s", rank, request.label, optimized.seconds)
+        fusion = describe_changes(optimized.cpu_pass_changes)
+        log.info("[rank %d] %s: optimized in %.1f s%s", rank, request.label, optimized.seconds,
+                 f" ({fusion})" if fusion else "")
         compiled = compile_program(optimized, staging)
         log.info("[rank %d] %s: compiled in %.1f s", rank, request.label, compiled.seconds)
     _write_warnings(caught, staging, rank, request.label)

@@ -77,6 +77,8 @@ class OptimizedProgram:
     #: the innermost loop of each parallel map declared ``omp simd`` in the generated code
     #: (the CPU pass ``simd_innermost_loops``, orchestra.passes.cpu.simd)
     simd_innermost_loops: bool = False
+    #: what each CPU pass changed (maps), for the build log (orchestra.passes.cpu.describe_changes)
+    cpu_pass_changes: Mapping[str, int] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -191,6 +193,7 @@ def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[
 
     start = time.perf_counter()
     sdfg = parsed.sdfg
+    changes: dict[str, int] = {}
     quiet = _quiet_expected_warnings()
     try:
         simplify(sdfg, SIMPLIFY_SKIP)
@@ -201,7 +204,7 @@ def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[
         if not options.on_gpu:  # [SDFG] -> [SDFG, maps split at regions, one OpenMP level]
             from orchestra.passes.cpu import apply_cpu_passes
 
-            apply_cpu_passes(sdfg, options.cpu_passes, options.fusion_block_bytes)
+            changes = apply_cpu_passes(sdfg, options.cpu_passes, options.fusion_block_bytes)
         # Order (see orchestra.passes.gpu): GPU kernels and device storage first, then the
         # memory policy (persistent/pooled device transients), then debug checks, which see
         # the final kernels and may add a device synchronisation after each.
@@ -228,7 +231,7 @@ def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[
     finally:
         quiet.__exit__(None, None, None)
     simd = not options.on_gpu and "simd_innermost_loops" in options.cpu_passes
-    return OptimizedProgram(sdfg, memory_report(sdfg), time.perf_counter() - start, simd)
+    return OptimizedProgram(sdfg, memory_report(sdfg), time.perf_counter() - start, simd, changes)
 
 
 def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgram:

@@ -100,3 +100,25 @@ def apply_cpu_passes(sdfg: Any, names: Iterable[str], block_bytes: Optional[int]
     changed = {name: functions[name](sdfg) for name in check_cpu_passes(names)}
     log.debug("%s: CPU passes %s", sdfg.name, changed)
     return changed
+
+
+#: how the build log names what a pass changed (passes not listed are not reported)
+_CHANGE_NAMES = {"merge_vertical_maps": "vertical map(s) merged into the one before",
+                 "shrink_scratch_planes": "scratch hand-over(s) through planes", "tile_fused_maps": "fused map(s) blocked"}
+
+
+def describe_changes(changes: dict[str, int]) -> str:
+    """What fusion did, for the build log: ``"fusion: 12 vertical map(s) merged into the one before, ..."`` or "".
+
+    >>> describe_changes({"merge_vertical_maps": 12, "shrink_scratch_planes": 33, "split_region_maps": 4})
+    'fusion: 12 vertical map(s) merged into the one before, 33 scratch hand-over(s) through planes'
+    >>> describe_changes({"merge_vertical_maps": 0})
+    'fusion: nothing merged'
+    >>> describe_changes({"split_region_maps": 4})
+    ''
+    """
+    ran = [name for name in _CHANGE_NAMES if name in changes]
+    if not ran:
+        return ""
+    done = [f"{changes[name]} {_CHANGE_NAMES[name]}" for name in ran if changes[name]]
+    return "fusion: " + (", ".join(done) if done else "nothing merged")
