@@ -304,11 +304,13 @@ def _generate_code(sdfg: Any, folder: Path, simd_innermost_loops: bool) -> list:
     """
     from dace.codegen import codegen
 
+    from orchestra.passes.fusion.plane_allocation import allocate_in_code_objects
+
     try:
         code_objects = codegen.generate_code(sdfg, validate=False)
         if simd_innermost_loops:
             _vectorize_innermost_loops(sdfg, code_objects)
-        _allocate_thread_buffers_on_first_use(code_objects)
+        allocate_in_code_objects(code_objects)  # thread-private buffers in any OpenMP team
         return code_objects
     except Exception as error:
         kept = folder / "dace_debug" / "failing.sdfgz"
@@ -327,17 +329,6 @@ def _vectorize_innermost_loops(sdfg: Any, code_objects: list) -> None:
         if code_object.language == "cpp" and code_object.target.target_name == "cpu":
             code_object.code, marked = vectorize_innermost_loops(code_object.code, maps)
             log.debug("%s: %d innermost loops declared omp simd", code_object.name, marked)
-
-
-def _allocate_thread_buffers_on_first_use(code_objects: list) -> None:
-    """Thread-private buffers (scratch planes) exist in any OpenMP team: see :mod:`orchestra.passes.fusion.plane_allocation`."""
-    from orchestra.passes.fusion.plane_allocation import allocate_on_first_use
-
-    for code_object in code_objects:
-        if code_object.language == "cpp" and code_object.target.target_name == "cpu":
-            code_object.code, inserted = allocate_on_first_use(code_object.code)
-            if inserted:
-                log.debug("%s: %d thread buffers allocated on first use", code_object.name, inserted)
 
 
 #: Where an instrumented library writes its report, read when the report is saved (end of the program).

@@ -43,7 +43,11 @@ every iteration writes the plane before reading it (the pass's condition).
 
 from __future__ import annotations
 
+import logging
 import re
+from typing import Any
+
+log = logging.getLogger("orchestra")
 
 _THREADPRIVATE = re.compile(r"^\s*#pragma omp threadprivate\((?P<name>\w+)\)", re.MULTILINE)
 _PARALLEL_FOR = re.compile(r"^\s*#pragma omp parallel for\b(?P<clauses>.*)$")
@@ -96,3 +100,12 @@ def _block(lines: list[str], header: int) -> str:
         if depth <= 0 and index > header:
             return "\n".join(lines[header : index + 1])
     return "\n".join(lines[header:])
+
+
+def allocate_in_code_objects(code_objects: list[Any]) -> None:
+    """:func:`allocate_on_first_use` on each CPU C++ code object DaCe generated (in place)."""
+    for code_object in code_objects:
+        if code_object.language == "cpp" and code_object.target.target_name == "cpu":
+            code_object.code, inserted = allocate_on_first_use(code_object.code)
+            if inserted:
+                log.debug("%s: %d thread buffers allocated on first use", code_object.name, inserted)
