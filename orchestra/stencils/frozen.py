@@ -37,7 +37,7 @@ from orchestra.stencils.arguments import ALL_FIELDS, Origin, field_origin
 from orchestra.stencils.stencil_cache import (
     argument_data,
     frozen_sdfg,
-    frozen_sdfg_path,
+    frozen_sdfg_saved,
     note_lowering,
     saved_argument_data,
     stencil_lock,
@@ -212,7 +212,7 @@ class FrozenStencil:
             )
             # gt4py's frozen SDFG: from its cache when there (lowered earlier, or ahead by a waiting rank);
             # gt4py's own object (shared by later calls): add_optional_fields below works on a copy
-            note_lowering(found=frozen_sdfg_path(builder, normalized["origin"], normalized["domain"]).exists())
+            note_lowering(found=frozen_sdfg_saved(builder, normalized["origin"], normalized["domain"]))
             frozen = frozen_sdfg(builder, normalized["origin"], normalized["domain"])
         sdfg = add_optional_fields(
             frozen, field_info=args_data.field_info, parameter_info=args_data.parameter_info, **normalized
@@ -239,7 +239,7 @@ class FrozenStencil:
         builder = self.stencil_object.builder
         with stencil_lock(builder):
             args_data = argument_data(builder, self.__sdfg_signature__()[0])
-            if self._frozen_path(args_data).exists():
+            if self._frozen_saved(args_data):
                 return False
             frozen_sdfg(builder, _normalized_origin(self.origin, args_data.field_info), self.domain)  # saved; no copy
         return True
@@ -249,12 +249,12 @@ class FrozenStencil:
         if not self.backend.startswith("dace"):
             return True
         args_data = saved_argument_data(self.stencil_object.builder, self.__sdfg_signature__()[0])
-        return args_data is not None and self._frozen_path(args_data).exists()
+        return args_data is not None and self._frozen_saved(args_data)
 
-    def _frozen_path(self, args_data: Any) -> Path:
-        """gt4py's file of this stencil's frozen SDFG (``args_data``: its argument data, for the origins)."""
+    def _frozen_saved(self, args_data: Any) -> bool:
+        """Whether gt4py's cache holds this stencil's frozen SDFG, lowered by this DaCe and gt4py (``args_data``: for the origins)."""
         origin = _normalized_origin(self.origin, args_data.field_info)
-        return frozen_sdfg_path(self.stencil_object.builder, origin, self.domain)
+        return frozen_sdfg_saved(self.stencil_object.builder, origin, self.domain)
 
     def lowering_job(self) -> dict[str, Any]:
         """What another process needs to make this stencil again and lower it (picklable if the definition is)."""

@@ -18,10 +18,14 @@ building rank use them without computing the IR again:
   other parameters or does not round-trip is ignored and replaced);
 * :func:`saved_argument_data`: the same, only if saved (for a cheap "is it lowered?");
 * :func:`frozen_sdfg_path`: where gt4py keeps the frozen SDFG of one origin
-  and domain, so a rank can tell, without the IR, that it is there;
+  and domain; :func:`frozen_sdfg_saved` tells a rank, without the IR, that
+  it is there and lowered by the DaCe and gt4py of this process;
 * :func:`frozen_sdfg`: that SDFG, from gt4py's cache or lowered; a cached
   SDFG file that does not load (truncated, damaged) is a miss: it is removed
-  and the stencil lowered again, with one warning;
+  and the stencil lowered again, with one warning. SDFG files lowered by
+  another DaCe or gt4py (an upgrade keeps gt4py's content id, which does not
+  hash them) are removed and lowered again: a stamp beside them names the
+  versions that wrote them;
 * :func:`lowering_tally`: how many stencils a parse found lowered and how
   many it lowered itself (the builder's log line).
 
@@ -73,21 +77,69 @@ def frozen_sdfg_path(builder: Any, origin: dict[str, tuple[int, ...]], domain: t
     return Path(f"{_stem(builder)}_{shash(origin, domain)}.sdfgz")
 
 
+def lowering_stamp_path(builder: Any) -> Path:
+    """The file naming the DaCe and gt4py versions that lowered the stencil's SDFG files."""
+    return Path(f"{_stem(builder)}_orchestra_lowered_by.txt")
+
+
+def _toolchain_versions() -> str:
+    import dace
+    import gt4py
+
+    return f"dace {dace.__version__}, gt4py {gt4py.__version__}"
+
+
+def _lowered_by_this_toolchain(builder: Any) -> bool:
+    try:
+        return lowering_stamp_path(builder).read_text().strip() == _toolchain_versions()
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def frozen_sdfg_saved(builder: Any, origin: dict[str, tuple[int, ...]], domain: tuple[int, ...]) -> bool:
+    """Whether gt4py's cache holds the frozen SDFG of ``origin`` and ``domain``, lowered by this DaCe and gt4py."""
+    return frozen_sdfg_path(builder, origin, domain).exists() and _lowered_by_this_toolchain(builder)
+
+
 def frozen_sdfg(builder: Any, origin: dict[str, tuple[int, ...]], domain: tuple[int, ...]) -> Any:
     """gt4py's frozen SDFG of the stencil (its own object: do not change it); call it holding :func:`stencil_lock`.
 
     gt4py reads its cached SDFG files without checking them; if that fails
     and one of the stencil's files (its SDFG, or the frozen one of this
     origin and domain) does not load, the file is removed, forgotten by
-    gt4py, and the stencil lowered again.
+    gt4py, and the stencil lowered again. Files not stamped as lowered by
+    this DaCe and gt4py are removed first (a file from another DaCe may load
+    and then fail, or differ, in DaCe's passes).
     """
+    if not _lowered_by_this_toolchain(builder):
+        _remove_sdfg_files(builder, "not stamped as lowered by " + _toolchain_versions())
     path = frozen_sdfg_path(builder, origin, domain)
     lowered_here = not path.exists()
     with cheap_line_info():
         sdfg = _frozen_sdfg(builder, origin, domain)
     if lowered_here and path.exists():
         sdfg = _as_saved(sdfg, path)
+    if not _lowered_by_this_toolchain(builder):
+        try:
+            replace_atomically(lowering_stamp_path(builder), _toolchain_versions() + "\n")
+        except OSError as error:  # a read-only gt4py cache: lowered again next time
+            log.debug("could not save %s (%s)", lowering_stamp_path(builder), error)
     return sdfg
+
+
+def _remove_sdfg_files(builder: Any, why: str) -> None:
+    """Remove the stencil's SDFG files from gt4py's cache and from gt4py's memory of them."""
+    from gt4py.cartesian.backend.dace_backend import SDFGManager
+
+    stem = _stem(builder)
+    stale = sorted(stem.parent.glob(f"{stem.name}.sdfgz")) + sorted(stem.parent.glob(f"{stem.name}_*.sdfgz"))
+    if stale:
+        log.info("removing %d SDFG file(s) of %s from gt4py's cache: %s", len(stale), stem.name, why)
+    for path in stale:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        SDFGManager._loaded_sdfgs.pop(path, None)
+        SDFGManager._loaded_sdfgs.pop(str(path), None)
 
 
 def _as_saved(sdfg: Any, path: Path) -> Any:

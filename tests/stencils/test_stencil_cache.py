@@ -21,7 +21,7 @@ from gt4py.cartesian.backend import dace_backend, module_generator
 from gt4py.cartesian.gtscript import PARALLEL, I, Field, computation, horizontal, interval, region
 
 from orchestra import FrozenStencil
-from orchestra.stencils.stencil_cache import arguments_path, argument_data, stencil_lock
+from orchestra.stencils.stencil_cache import arguments_path, argument_data, lowering_stamp_path, stencil_lock
 
 FloatField = Field[np.float64]
 PARAMETERS = ["a", "b", "far", "c", "unused"]
@@ -213,3 +213,30 @@ def test_a_damaged_stencil_sdfg_is_found_when_another_domain_needs_it(gt_cache, 
     warnings = _damage_warnings(caplog)
     assert len(warnings) == 1 and str(unfrozen[0]) in warnings[0], warnings
     dace.SDFG.from_file(str(unfrozen[0]))
+
+
+@pytest.mark.parametrize("stamp", ["another toolchain", "none"])
+def test_sdfgs_lowered_by_another_dace_are_removed_and_lowered_again(gt_cache, stamp, monkeypatch, caplog):
+    """gt4py's content id does not hash DaCe's version: files an upgrade finds must not be read as this DaCe's."""
+    cold = as_text(stencil().__sdfg__(*descriptors()))
+    assert stencil().is_lowered()
+    frozen, unfrozen = _cached_sdfgs(gt_cache)
+    stamp_file = lowering_stamp_path(stencil().stencil_object.builder)
+    assert stamp_file.read_text().startswith(f"dace {dace.__version__}, gt4py ")
+    # an SDFG that loads but is not this stencil's lowering (what another DaCe's files may be: loadable, different)
+    other = FrozenStencil(vertical, backend="dace:cpu", origin=(0, 0, 0), domain=(4, 4, 3))
+    other_sdfg = other.__sdfg__(*[dace.data.Array(dace.float64, (4, 4, 3)) for _ in range(4)])
+    for path in frozen + unfrozen:
+        other_sdfg.save(str(path), compress=True)
+    if stamp == "none":
+        stamp_file.unlink()
+    else:
+        stamp_file.write_text("dace 0.16.1, gt4py 1.0.4\n")
+    monkeypatch.setattr(dace_backend.SDFGManager, "_loaded_sdfgs", {})  # a new process: only the files
+    assert not stencil().is_lowered()  # a rank would lower it ahead
+    with caplog.at_level(logging.INFO, logger="orchestra"):
+        again = as_text(stencil().__sdfg__(*descriptors()))
+    assert again == cold
+    assert any("not stamped as lowered by" in record.getMessage() for record in caplog.records)
+    assert stamp_file.read_text().startswith(f"dace {dace.__version__}, gt4py ")
+    assert stencil().is_lowered()
