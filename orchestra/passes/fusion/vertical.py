@@ -35,6 +35,7 @@ import logging
 from typing import Any, Iterator, Optional
 
 from orchestra.passes.fusion.planes import footprint, planes_agree
+from orchestra.passes.stencil_labels import stencils_of_kernel
 
 log = logging.getLogger("orchestra")
 
@@ -264,23 +265,20 @@ def describe_fusion(sdfg: Any) -> dict[str, list]:
     """What fused and what did not, in an optimized SDFG (for profiles and logs).
 
     ``fused``: per vertical map, the stencils whose maps it runs, in order
-    (gt4py labels a stencil's maps ``<stencil>__...``); ``not_fused``: per
+    (:func:`~orchestra.passes.stencil_labels.stencils_of_kernel`; a map of
+    no stencil by its label); ``not_fused``: per
     pair of vertical maps joined by an access node that stayed apart, their
     labels and the reason.
     """
     from dace.sdfg import nodes
-    from dace.sdfg.utils import dfs_topological_sort
 
     fused, not_fused = [], []
     for state in sdfg.states():
-        children, order = state.scope_children(), list(dfs_topological_sort(state))
+        children = state.scope_children()
         top_level = set(children[None])
         for entry in children[None]:
             if isinstance(entry, nodes.MapEntry) and len(entry.map.params) == 1:
-                body = set(children[entry])
-                inner = [n.map.label for n in order if n in body and isinstance(n, nodes.MapEntry)]
-                names = [label.split("__")[0] for label in inner or [entry.map.label]]
-                fused.append([name for i, name in enumerate(names) if i == 0 or names[i - 1] != name])
+                fused.append(stencils_of_kernel(state, entry) or [entry.map.label])
         for first_exit in state.nodes():
             if not isinstance(first_exit, nodes.MapExit):
                 continue
