@@ -26,6 +26,7 @@ class Tendencies:
         coriolis: Any, solve_momentum: bool, hyperdiffusion: bool, diffusion_coefficient: float, dt: float,
     ) -> None:
         self.grid = grid
+        self.grid_info = grid_info
         self.coriolis = coriolis
         self.solve_momentum = solve_momentum
         self.hyperdiffusion = hyperdiffusion
@@ -36,13 +37,15 @@ class Tendencies:
             setattr(self, name, factory.scratch())
         self.cells = CellQuantities(factory, grid, surface_height)
         self.fluxes = FluxComputation(factory, grid)
-        self.diffusion = Hyperdiffusion(factory, grid, grid_info, diffusion_coefficient, dt, solve_momentum)
+        self.diffusion = Hyperdiffusion(factory, grid, diffusion_coefficient, dt, solve_momentum)
         self._divergence = factory.compute(flux_divergence)
         self._momentum = factory.compute(momentum_tendency)
         orchestrate(obj=self, config=factory.dace_config)
 
     def __call__(self, h: Any, u: Any, v: Any, dh: Any, dvx: Any, dvy: Any, dvz: Any) -> None:
         """Fill ``dh`` (and ``dvx, dvy, dvz`` when solving momentum)."""
+        if self.hyperdiffusion:  # read before the first stencil: a callback between two stencils ends a fused kernel
+            da_min: float = self.grid_info.min_area()
         self.cells(h, u, v, self.vx, self.vy, self.vz, self.bernoulli)
         self.fluxes(
             h, self.vx, self.vy, self.vz, self.bernoulli,
@@ -60,4 +63,4 @@ class Tendencies:
                 dvx, dvy, dvz,
             )
         if self.hyperdiffusion:
-            self.diffusion(h, self.vx, self.vy, self.vz, dh, dvx, dvy, dvz)
+            self.diffusion(h, self.vx, self.vy, self.vz, dh, dvx, dvy, dvz, da_min)

@@ -29,6 +29,7 @@ from orchestra.cache.store import BuildStore
 from orchestra.key.call_tree import function_name
 from orchestra.errors import BuildError
 from orchestra.passes.cpu import describe_changes
+from orchestra.passes.fusion.barriers import callback_barriers, describe_barriers
 from orchestra.passes.memory import format_memory_report
 from orchestra.pipeline.audit import ParseRecorder, audit_parse
 from orchestra.pipeline.lowering_processes import lowering_processes
@@ -74,6 +75,10 @@ def build_and_publish(keyed: KeyedRequest, store: BuildStore, rank: int = 0, pro
         fusion = describe_changes(optimized.cpu_pass_changes)
         log.info("[rank %d] %s: optimized in %.1f s%s", rank, request.label, optimized.seconds,
                  f" ({fusion})" if fusion else "")
+        if "merge_vertical_maps" in optimized.cpu_pass_changes:  # fusion ran: which callbacks cut kernels
+            barriers = describe_barriers(callback_barriers(optimized.sdfg))
+            if barriers:
+                log.info("[rank %d] %s: %s", rank, request.label, barriers)
         compiled = compile_program(optimized, staging)
         log.info("[rank %d] %s: compiled in %.1f s", rank, request.label, compiled.seconds)
     _write_warnings(caught, staging, rank, request.label)

@@ -20,7 +20,8 @@ that every OpenMP thread running a loop with scratch planes has its buffer,
 whichever Python thread calls the program.
 
 A fusion pass never crosses a callback: callbacks are their own states, and
-the passes only merge maps within one state. Each pass only reorders work
+the passes only merge maps within one state; :mod:`.barriers` lists the
+callbacks that separate two kernels, for the build log. Each pass only reorders work
 between independent points; every write to a model-visible array is kept
 (only a declared scratch array's levels may live in a plane instead of
 memory), so results stay bitwise identical to ``Python`` mode
