@@ -25,7 +25,8 @@ building rank use them without computing the IR again:
   and the stencil lowered again, with one warning. SDFG files lowered by
   another DaCe or gt4py (an upgrade keeps gt4py's content id, which does not
   hash them) are removed and lowered again: a stamp beside them names the
-  versions that wrote them;
+  versions that wrote them (files gt4py wrote itself, unstamped, count as
+  this toolchain's when newer than both packages' installation);
 * :func:`lowering_tally`: how many stencils a parse found lowered and how
   many it lowered itself (the builder's log line).
 
@@ -89,11 +90,37 @@ def _toolchain_versions() -> str:
     return f"dace {dace.__version__}, gt4py {gt4py.__version__}"
 
 
-def _lowered_by_this_toolchain(builder: Any) -> bool:
+def _stamp(builder: Any) -> Optional[str]:
     try:
-        return lowering_stamp_path(builder).read_text().strip() == _toolchain_versions()
+        return lowering_stamp_path(builder).read_text().strip()
     except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _lowered_by_this_toolchain(builder: Any) -> bool:
+    """Stamped with this DaCe and gt4py; or not stamped, every SDFG file written since they were installed.
+
+    gt4py writes a stencil's SDFG itself when the stencil runs stencil by
+    stencil (no stamp): such a file, newer than both packages, is this
+    toolchain's; an older unstamped one may be another's (an upgrade).
+    """
+    stamp = _stamp(builder)
+    if stamp is not None:
+        return stamp == _toolchain_versions()
+    import dace
+    import gt4py
+
+    installed = max(Path(dace.__file__).stat().st_mtime, Path(gt4py.__file__).stat().st_mtime)
+    try:
+        return all(path.stat().st_mtime > installed for path in _sdfg_files(builder))
+    except OSError:  # removed meanwhile
         return False
+
+
+def _sdfg_files(builder: Any) -> list[Path]:
+    """The stencil's SDFG files in gt4py's cache: its own and every frozen one."""
+    stem = _stem(builder)
+    return sorted(stem.parent.glob(f"{stem.name}.sdfgz")) + sorted(stem.parent.glob(f"{stem.name}_*.sdfgz"))
 
 
 def frozen_sdfg_saved(builder: Any, origin: dict[str, tuple[int, ...]], domain: tuple[int, ...]) -> bool:
@@ -119,7 +146,7 @@ def frozen_sdfg(builder: Any, origin: dict[str, tuple[int, ...]], domain: tuple[
         sdfg = _frozen_sdfg(builder, origin, domain)
     if lowered_here and path.exists():
         sdfg = _as_saved(sdfg, path)
-    if not _lowered_by_this_toolchain(builder):
+    if _stamp(builder) != _toolchain_versions():
         try:
             replace_atomically(lowering_stamp_path(builder), _toolchain_versions() + "\n")
         except OSError as error:  # a read-only gt4py cache: lowered again next time
@@ -131,10 +158,9 @@ def _remove_sdfg_files(builder: Any, why: str) -> None:
     """Remove the stencil's SDFG files from gt4py's cache and from gt4py's memory of them."""
     from gt4py.cartesian.backend.dace_backend import SDFGManager
 
-    stem = _stem(builder)
-    stale = sorted(stem.parent.glob(f"{stem.name}.sdfgz")) + sorted(stem.parent.glob(f"{stem.name}_*.sdfgz"))
+    stale = _sdfg_files(builder)
     if stale:
-        log.info("removing %d SDFG file(s) of %s from gt4py's cache: %s", len(stale), stem.name, why)
+        log.info("removing %d SDFG file(s) of %s from gt4py's cache: %s", len(stale), _stem(builder).name, why)
     for path in stale:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+from pathlib import Path
 
 import dace
 import numpy as np
@@ -228,8 +230,11 @@ def test_sdfgs_lowered_by_another_dace_are_removed_and_lowered_again(gt_cache, s
     other_sdfg = other.__sdfg__(*[dace.data.Array(dace.float64, (4, 4, 3)) for _ in range(4)])
     for path in frozen + unfrozen:
         other_sdfg.save(str(path), compress=True)
-    if stamp == "none":
+    if stamp == "none":  # files from before an upgrade: older than this DaCe's installation
         stamp_file.unlink()
+        installed = Path(dace.__file__).stat().st_mtime
+        for path in frozen + unfrozen:
+            os.utime(path, (installed - 3600, installed - 3600))
     else:
         stamp_file.write_text("dace 0.16.1, gt4py 1.0.4\n")
     monkeypatch.setattr(dace_backend.SDFGManager, "_loaded_sdfgs", {})  # a new process: only the files
@@ -240,3 +245,17 @@ def test_sdfgs_lowered_by_another_dace_are_removed_and_lowered_again(gt_cache, s
     assert any("not stamped as lowered by" in record.getMessage() for record in caplog.records)
     assert stamp_file.read_text().startswith(f"dace {dace.__version__}, gt4py ")
     assert stencil().is_lowered()
+
+
+def test_unstamped_sdfgs_gt4py_wrote_since_the_installation_are_kept_and_stamped(gt_cache, monkeypatch, caplog):
+    """gt4py writes a stencil's SDFG itself when it runs stencil by stencil: no stamp, but this toolchain's."""
+    cold = as_text(stencil().__sdfg__(*descriptors()))
+    stamp_file = lowering_stamp_path(stencil().stencil_object.builder)
+    stamp_file.unlink()
+    monkeypatch.setattr(dace_backend.SDFGManager, "_loaded_sdfgs", {})
+    assert stencil().is_lowered()
+    nothing_recomputed(monkeypatch)
+    with caplog.at_level(logging.INFO, logger="orchestra"):
+        assert as_text(stencil().__sdfg__(*descriptors())) == cold
+    assert not any("removing" in record.getMessage() for record in caplog.records)
+    assert stamp_file.read_text().startswith(f"dace {dace.__version__}, gt4py ")

@@ -6,6 +6,9 @@ simplification (GPU builds run none of them); the names enter the cache key.
 ============================  ===============================================  ==========================
 name                          what it does                                     module
 ============================  ===============================================  ==========================
+``gather_kernel_states``      a state of maps moves down, past blocks that     :mod:`orchestra.passes.fusion`
+                              do not depend on it, to the next state of maps
+                              (fusion: the two then fuse)
 ``merge_vertical_maps``       consecutive maps over the same ``k`` range       :mod:`orchestra.passes.fusion`
                               become one (fusion, see that package)
 ``split_region_maps``         one map per piece between horizontal-region      :mod:`.regions`
@@ -45,16 +48,16 @@ log = logging.getLogger("orchestra")
 #: copies inner maps, which blocking then runs block by block, and whose schedules the
 #: OpenMP pass sets last).
 CPU_PASS_ORDER = (
-    "merge_vertical_maps", "split_region_maps", "split_region_maps_outer", "shrink_scratch_planes", "tile_fused_maps",
-    "single_parallel_level", "simd_innermost_loops",
+    "gather_kernel_states", "merge_vertical_maps", "split_region_maps", "split_region_maps_outer",
+    "shrink_scratch_planes", "tile_fused_maps", "single_parallel_level", "simd_innermost_loops",
 )
 
-#: What a CPU build runs by default: fusion included (vertical merging and scratch
-#: planes; 0.80-0.86x of the step time of the dycore at 192x192x8, within the noise at
-#: 24x24x8: docs/performance.md#scratch-arrays-and-scratch-planes-2026-11-28-dace-200b1).
+#: What a CPU build runs by default: fusion included (kernel states gathered, vertical
+#: merging and scratch planes; the unfused dycore takes 1.25-1.53x the step time at 192x192,
+#: within the noise at 24x24x8: docs/performance.md).
 #: ``tile_fused_maps`` stays opt-in.
 DEFAULT_CPU_PASSES = (
-    "merge_vertical_maps", "split_region_maps", "split_region_maps_outer", "shrink_scratch_planes",
+    "gather_kernel_states", "merge_vertical_maps", "split_region_maps", "split_region_maps_outer", "shrink_scratch_planes",
     "single_parallel_level", "simd_innermost_loops",
 )
 
@@ -78,9 +81,12 @@ def check_cpu_passes(names: Iterable[str]) -> tuple[str, ...]:
 def _functions(block_bytes: Optional[int]) -> dict[str, Callable[[Any], int]]:
     from orchestra.passes.cpu.openmp import single_parallel_level
     from orchestra.passes.cpu.regions import split_region_maps
-    from orchestra.passes.fusion import merge_vertical_maps, shrink_scratch_planes, tile_fused_maps
+    from orchestra.passes.fusion import (
+        gather_kernel_states, merge_vertical_maps, shrink_scratch_planes, tile_fused_maps,
+    )
 
     return {
+        "gather_kernel_states": gather_kernel_states,
         "merge_vertical_maps": merge_vertical_maps,
         "split_region_maps": split_region_maps,
         "split_region_maps_outer": lambda sdfg: split_region_maps(sdfg, -2),
@@ -103,7 +109,8 @@ def apply_cpu_passes(sdfg: Any, names: Iterable[str], block_bytes: Optional[int]
 
 
 #: how the build log names what a pass changed (passes not listed are not reported)
-_CHANGE_NAMES = {"merge_vertical_maps": "vertical map(s) merged into the one before",
+_CHANGE_NAMES = {"gather_kernel_states": "kernel state(s) moved down to the next kernel",
+                 "merge_vertical_maps": "vertical map(s) merged into the one before",
                  "shrink_scratch_planes": "scratch hand-over(s) through planes", "tile_fused_maps": "fused map(s) blocked"}
 
 

@@ -3,6 +3,9 @@
 ===========================  ==============================================  ==================
 name                         what it does                                    module
 ===========================  ==============================================  ==================
+``gather_kernel_states``     a state of maps moves down past blocks that     :mod:`.gathering`
+                             do not depend on it (a vertical sweep) to the
+                             next state of maps, and the two states fuse
 ``merge_vertical_maps``      consecutive maps over the same ``k`` range       :mod:`.vertical`
                              become one map when every written container is
                              touched one plane per iteration (:mod:`.planes`)
@@ -36,11 +39,12 @@ debug checks leaves fusion out unless its passes are named; named, the
 checks follow the fused kernels, each named by all its stencils.
 """
 
+from orchestra.passes.fusion.gathering import gather_kernel_states
 from orchestra.passes.fusion.scratch_planes import shrink_scratch_planes
 from orchestra.passes.fusion.tiling import tile_fused_maps
 from orchestra.passes.fusion.vertical import merge_vertical_maps
 
 #: The CPU passes (by name) that are fusion passes.
-FUSION_PASSES = ("merge_vertical_maps", "shrink_scratch_planes", "tile_fused_maps")
+FUSION_PASSES = ("gather_kernel_states", "merge_vertical_maps", "shrink_scratch_planes", "tile_fused_maps")
 
-__all__ = ["FUSION_PASSES", "merge_vertical_maps", "shrink_scratch_planes", "tile_fused_maps"]
+__all__ = ["FUSION_PASSES", "gather_kernel_states", "merge_vertical_maps", "shrink_scratch_planes", "tile_fused_maps"]

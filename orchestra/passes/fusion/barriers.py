@@ -22,6 +22,7 @@ import collections
 import re
 from typing import Any, Iterator, NamedTuple
 
+from orchestra.passes.fusion.chains import block_chain
 from orchestra.passes.stencil_labels import stencils_of_kernel
 
 
@@ -81,13 +82,10 @@ def _blocks_in_order(region: Any) -> Iterator[tuple[str, Any]]:
     """The region's blocks in program order: ("kernel", (its first stencil, its last)), ("callbacks", names), ("other", None)."""
     from dace.sdfg.state import SDFGState
 
-    if region.number_of_nodes() == 0:
+    chain = block_chain(region)
+    if chain is None:  # branches: adjacency is not program order
         return
-    order = list(region.bfs_nodes(region.start_block))
-    if any(region.out_degree(block) > 1 for block in order):  # not a chain: adjacency is not program order
-        yield from (("other", None) for _ in order)
-        return
-    for block in order:
+    for block in chain:
         if not isinstance(block, SDFGState):
             yield "other", None
             continue
