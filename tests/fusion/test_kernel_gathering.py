@@ -12,10 +12,10 @@ from __future__ import annotations
 import dace
 import numpy as np
 import pytest
-from gt4py.cartesian.gtscript import FORWARD, PARALLEL, Field, computation, interval
+from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
 
 from orchestra import DaceConfig, FrozenStencil, Scratch, orchestrate
-from orchestra.passes.fusion.gathering import gather_kernel_states  # noqa: F401 (the pass under test)
+from tests.fusion.test_scratch_planes import accumulate as column_sum  # a FORWARD sweep: total = sum of p up to k
 
 F = Field[np.float64]
 SHAPE = (9, 8, 5)
@@ -25,14 +25,6 @@ DOMAIN = (7, 8, 5)
 def to_cartesian(u: F, v: F, w: F):
     with computation(PARALLEL), interval(...):
         w = 0.5 * u + 0.25 * v
-
-
-def column_sum(p: F, total: F):
-    with computation(FORWARD):
-        with interval(0, 1):
-            total = p
-        with interval(1, None):
-            total = total[0, 0, -1] + p
 
 
 def combine(w: F, total: F, out: F):
