@@ -13,57 +13,46 @@
 constexpr int NI = 198, NJ = 198, P = NI * NJ;
 static inline double c4(double a, double b, double c, double d) { return (7.0/12.0)*(b+c) - (1.0/12.0)*(a+d); }
 
-// one level of the x-face flux bulk: 5 fields at i-2..i+1, 7 grid fields, 3 outputs
-template <int U>
-__attribute__((noinline)) void xflux(const double* __restrict__ h, const double* __restrict__ vx, const double* __restrict__ vy,
-  const double* __restrict__ vz, const double* __restrict__ b, const double* __restrict__ nx, const double* __restrict__ ny,
-  const double* __restrict__ nz, const double* __restrict__ tx, const double* __restrict__ ty, const double* __restrict__ tz,
-  const double* __restrict__ len, double* __restrict__ mf, double* __restrict__ circ, double* __restrict__ bf) {
-  for (int i = 2; i < 194; i += U) {
-    for (int u = 0; u < U; ++u) {
-    #pragma omp simd
-    for (int j = 3; j < 195; ++j) {
-      int c = (i + u) * NJ + j;
-      double hf = c4(h[c-2*NJ], h[c-NJ], h[c], h[c+NJ]);
-      double xf = c4(vx[c-2*NJ], vx[c-NJ], vx[c], vx[c+NJ]);
-      double yf = c4(vy[c-2*NJ], vy[c-NJ], vy[c], vy[c+NJ]);
-      double zf = c4(vz[c-2*NJ], vz[c-NJ], vz[c], vz[c+NJ]);
-      double bb = c4(b[c-2*NJ], b[c-NJ], b[c], b[c+NJ]);
-      double nv = xf*nx[c] + yf*ny[c] + zf*nz[c];
-      double bias = ((h[c+NJ] - 3.0*h[c]) + 3.0*h[c-NJ] - h[c-2*NJ]) / 12.0;
-      hf = hf + (nv > 0.0 ? bias : -bias);
-      mf[c] = hf * nv * len[c];
-      circ[c] = (xf*tx[c] + yf*ty[c] + zf*tz[c]) * len[c];
-      bf[c] = bb;
-    }
-    }
-  }
+struct Level {  // one level of the x-face flux bulk: 5 fields at i-2..i+1, 7 grid fields, 3 outputs
+  const double* __restrict__ h; const double* __restrict__ vx; const double* __restrict__ vy;
+  const double* __restrict__ vz; const double* __restrict__ b; const double* __restrict__ nx;
+  const double* __restrict__ ny; const double* __restrict__ nz; const double* __restrict__ tx;
+  const double* __restrict__ ty; const double* __restrict__ tz; const double* __restrict__ len;
+  double* __restrict__ mf; double* __restrict__ circ; double* __restrict__ bf;
+};
+
+static inline void point(const Level& f, int c) {
+  double hf = c4(f.h[c-2*NJ], f.h[c-NJ], f.h[c], f.h[c+NJ]);
+  double xf = c4(f.vx[c-2*NJ], f.vx[c-NJ], f.vx[c], f.vx[c+NJ]);
+  double yf = c4(f.vy[c-2*NJ], f.vy[c-NJ], f.vy[c], f.vy[c+NJ]);
+  double zf = c4(f.vz[c-2*NJ], f.vz[c-NJ], f.vz[c], f.vz[c+NJ]);
+  double bb = c4(f.b[c-2*NJ], f.b[c-NJ], f.b[c], f.b[c+NJ]);
+  double nv = xf*f.nx[c] + yf*f.ny[c] + zf*f.nz[c];
+  double bias = ((f.h[c+NJ] - 3.0*f.h[c]) + 3.0*f.h[c-NJ] - f.h[c-2*NJ]) / 12.0;
+  hf = hf + (nv > 0.0 ? bias : -bias);
+  f.mf[c] = hf * nv * f.len[c];
+  f.circ[c] = (xf*f.tx[c] + yf*f.ty[c] + zf*f.tz[c]) * f.len[c];
+  f.bf[c] = bb;
 }
+
+// U rows one after the other (U = 1: as DaCe writes a map)
+template <int U>
+__attribute__((noinline)) void xflux(const Level f) {
+  for (int i = 2; i < 194; i += U)
+    for (int u = 0; u < U; ++u) {
+      #pragma omp simd
+      for (int j = 3; j < 195; ++j) point(f, (i + u) * NJ + j);
+    }
+}
+
 // i unrolled and jammed by 2: both rows in one j loop
-__attribute__((noinline)) void xflux_jam(const double* __restrict__ h, const double* __restrict__ vx, const double* __restrict__ vy,
-  const double* __restrict__ vz, const double* __restrict__ b, const double* __restrict__ nx, const double* __restrict__ ny,
-  const double* __restrict__ nz, const double* __restrict__ tx, const double* __restrict__ ty, const double* __restrict__ tz,
-  const double* __restrict__ len, double* __restrict__ mf, double* __restrict__ circ, double* __restrict__ bf) {
+__attribute__((noinline)) void xflux_jam(const Level f) {
   for (int i = 2; i < 194; i += 2) {
     #pragma omp simd
-    for (int j = 3; j < 195; ++j) {
-      for (int u = 0; u < 2; ++u) {
-      int c = (i + u) * NJ + j;
-      double hf = c4(h[c-2*NJ], h[c-NJ], h[c], h[c+NJ]);
-      double xf = c4(vx[c-2*NJ], vx[c-NJ], vx[c], vx[c+NJ]);
-      double yf = c4(vy[c-2*NJ], vy[c-NJ], vy[c], vy[c+NJ]);
-      double zf = c4(vz[c-2*NJ], vz[c-NJ], vz[c], vz[c+NJ]);
-      double bb = c4(b[c-2*NJ], b[c-NJ], b[c], b[c+NJ]);
-      double nv = xf*nx[c] + yf*ny[c] + zf*nz[c];
-      double bias = ((h[c+NJ] - 3.0*h[c]) + 3.0*h[c-NJ] - h[c-2*NJ]) / 12.0;
-      hf = hf + (nv > 0.0 ? bias : -bias);
-      mf[c] = hf * nv * len[c];
-      circ[c] = (xf*tx[c] + yf*ty[c] + zf*tz[c]) * len[c];
-      bf[c] = bb;
-      }
-    }
+    for (int j = 3; j < 195; ++j) { point(f, i * NJ + j); point(f, (i + 1) * NJ + j); }
   }
 }
+
 int main(int argc, char** argv) {
   int nk = atoi(argv[1]); int reps = atoi(argv[2]); bool cached = argc > 3;
   std::vector<double*> f3; for (int n = 0; n < 8; ++n) { auto* p = (double*)aligned_alloc(64, sizeof(double)*P*nk); for (long x = 0; x < (long)P*nk; ++x) p[x] = 0.001*(x%977) - 0.3 + n; f3.push_back(p); }
@@ -73,7 +62,7 @@ int main(int argc, char** argv) {
     for (int r = 0; r < reps; ++r) for (int k = 0; k < nk; ++k) {
       long o = cached ? 0 : (long)k * P;
       auto fn = which == 0 ? xflux<1> : which == 1 ? xflux<2> : xflux_jam;
-      fn(f3[0]+o, f3[1]+o, f3[2]+o, f3[3]+o, f3[4]+o, f2[0], f2[1], f2[2], f2[3], f2[4], f2[5], f2[6], f3[5]+o, f3[6]+o, f3[7]+o);
+      fn(Level{f3[0]+o, f3[1]+o, f3[2]+o, f3[3]+o, f3[4]+o, f2[0], f2[1], f2[2], f2[3], f2[4], f2[5], f2[6], f3[5]+o, f3[6]+o, f3[7]+o});
     }
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps / nk / (192.0*192.0) * 1e9;
   };

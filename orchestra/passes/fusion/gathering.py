@@ -20,7 +20,7 @@ stay bitwise identical.
 
 Only chains are changed: every block moved past has one edge in and one
 out, all unconditional and without assignments (a region with branches is
-left as it is).
+left as it is), and is a state or a loop holding only states and loops.
 """
 
 from __future__ import annotations
@@ -119,13 +119,17 @@ def _state_sets(state: Any) -> tuple[set[str], set[str]]:
 def _independent(block: Any, reads: set[str], writes: set[str], symbols: set[str]) -> bool:
     """Whether ``block`` may run before a state reading ``reads``, writing ``writes``, using ``symbols``."""
     from dace.sdfg import nodes
-    from dace.sdfg.state import SDFGState
+    from dace.sdfg.state import LoopRegion, SDFGState
 
-    if not isinstance(block, SDFGState) and set(map(str, block.free_symbols)) & writes:
-        return False  # e.g. a loop bound read from what the state writes
-    states = [block] if isinstance(block, SDFGState) else [
-        inner for inner in block.all_control_flow_blocks() if isinstance(inner, SDFGState)
-    ]
+    if not isinstance(block, (SDFGState, LoopRegion)):
+        return False  # a branch: its conditions are not interstate edges this check reads
+    if isinstance(block, LoopRegion):
+        inner = list(block.all_control_flow_blocks())
+        if not all(isinstance(each, (SDFGState, LoopRegion)) for each in inner):
+            return False
+        if set(map(str, block.free_symbols)) & writes:
+            return False  # e.g. a loop bound read from what the state writes
+    states = [block] if isinstance(block, SDFGState) else [each for each in inner if isinstance(each, SDFGState)]
     for state in states:
         for node in state.nodes():
             if isinstance(node, nodes.Tasklet) and node.side_effects:
@@ -135,7 +139,7 @@ def _independent(block: Any, reads: set[str], writes: set[str], symbols: set[str
         block_reads, block_writes = _state_sets(state)
         if block_reads & writes or block_writes & (reads | writes):
             return False
-    if not isinstance(block, SDFGState):
+    if isinstance(block, LoopRegion):
         assigned = {str(block.loop_variable)} if getattr(block, "loop_variable", None) else set()
         for edge in block.all_interstate_edges():
             assigned.update(edge.data.assignments)
