@@ -56,7 +56,7 @@ def callback_barriers(sdfg: Any) -> list[Barrier]:
                 previous_kernel, pending = value, []
             elif kind == "callbacks":
                 pending.extend(value)
-            else:  # a loop, a branch or an empty state: the kernels on its two sides are not adjacent
+            else:  # a loop or a state mixing both: the kernels on its two sides are not adjacent (empty states are skipped)
                 previous_kernel, pending = None, []
     return barriers
 

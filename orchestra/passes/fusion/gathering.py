@@ -26,7 +26,7 @@ left as it is), and is a state or a loop holding only states and loops.
 from __future__ import annotations
 
 import logging
-from typing import Any, Optional
+from typing import Any
 
 from orchestra.passes.fusion.chains import block_chain
 
@@ -37,10 +37,7 @@ def gather_kernel_states(sdfg: Any) -> int:
     """Move kernel states down to the next kernel state where the blocks between are independent; returns how many moved."""
     moved = 0
     for region in list(sdfg.all_control_flow_regions()):
-        while True:
-            step = _one_move(region)
-            if step is None:
-                break
+        while _one_move(region):
             moved += 1
     if moved:
         from dace.transformation.interstate.state_fusion import StateFusion
@@ -53,11 +50,11 @@ def gather_kernel_states(sdfg: Any) -> int:
     return moved
 
 
-def _one_move(region: Any) -> Optional[tuple[Any, int]]:
-    """Move one kernel state of ``region`` down past independent blocks; returns (state, blocks passed) or None."""
+def _one_move(region: Any) -> bool:
+    """Move one kernel state of ``region`` down past independent blocks; whether one moved."""
     chain = block_chain(region, plain_edges=True)
     if chain is None or len(chain) < 3:
-        return None
+        return False
     for index, block in enumerate(chain):
         if not _is_kernel_state(block):
             continue
@@ -71,8 +68,8 @@ def _one_move(region: Any) -> Optional[tuple[Any, int]]:
         if passed == index + 1 or passed == len(chain) or not _is_kernel_state(chain[passed]):
             continue
         _reorder(region, chain, index, passed)
-        return block, passed - index - 1
-    return None
+        return True
+    return False
 
 
 def _is_kernel_state(block: Any) -> bool:
@@ -90,23 +87,22 @@ def _is_kernel_state(block: Any) -> bool:
             continue
         elif block.entry_node(node) is None and not isinstance(node, nodes.MapExit):
             return False
-        if isinstance(node, nodes.Tasklet) and node.side_effects:
-            return False
-        if isinstance(node, nodes.NestedSDFG) and _has_side_effects(node.sdfg):
+        if _calls_back(node):
             return False
     return has_map
 
 
-def _has_side_effects(sdfg: Any) -> bool:
+def _calls_back(node: Any) -> bool:
+    """Whether ``node`` is, or is a nested SDFG holding, a tasklet with side effects (a callback)."""
     from dace.sdfg import nodes
 
-    return any(isinstance(node, nodes.Tasklet) and node.side_effects for node, _ in sdfg.all_nodes_recursive())
+    if isinstance(node, nodes.NestedSDFG):
+        return any(_calls_back(inner) for inner, _ in node.sdfg.all_nodes_recursive())
+    return isinstance(node, nodes.Tasklet) and node.side_effects
 
 
 def _state_sets(state: Any) -> tuple[set[str], set[str]]:
-    """The containers a state reads and writes (access nodes at its top level name them all)."""
-    from dace.sdfg import nodes
-
+    """The containers a state reads and writes (every access node of the state, in scopes too)."""
     reads, writes = set(), set()
     for node in state.data_nodes():
         if state.in_degree(node) > 0:
@@ -118,7 +114,6 @@ def _state_sets(state: Any) -> tuple[set[str], set[str]]:
 
 def _independent(block: Any, reads: set[str], writes: set[str], symbols: set[str]) -> bool:
     """Whether ``block`` may run before a state reading ``reads``, writing ``writes``, using ``symbols``."""
-    from dace.sdfg import nodes
     from dace.sdfg.state import LoopRegion, SDFGState
 
     if not isinstance(block, (SDFGState, LoopRegion)):
@@ -131,11 +126,8 @@ def _independent(block: Any, reads: set[str], writes: set[str], symbols: set[str
             return False  # e.g. a loop bound read from what the state writes
     states = [block] if isinstance(block, SDFGState) else [each for each in inner if isinstance(each, SDFGState)]
     for state in states:
-        for node in state.nodes():
-            if isinstance(node, nodes.Tasklet) and node.side_effects:
-                return False
-            if isinstance(node, nodes.NestedSDFG) and _has_side_effects(node.sdfg):
-                return False
+        if any(_calls_back(node) for node in state.nodes()):
+            return False
         block_reads, block_writes = _state_sets(state)
         if block_reads & writes or block_writes & (reads | writes):
             return False
