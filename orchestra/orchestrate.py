@@ -43,7 +43,7 @@ from orchestra.errors import BuildError, OrchestraError, as_one_message
 from orchestra.key.folded_values import FoldedValues
 from orchestra.observe import first_call_report, kernel_profile
 from orchestra.observe.replay.record import RecordPlan
-from orchestra.observe.timings import ProgramClock
+from orchestra.observe.timings import ProgramClock, synchronize_device
 from orchestra.pipeline.split_builds import SplitRole, split_depth
 from orchestra.toolchain import prepare_gt4py
 
@@ -103,7 +103,9 @@ class OrchestratedProgram:
         self.built_here = False
         self._reported = False  # the first call's summary line was logged (orchestra.observe.first_call_report)
         #: per-call timings (orchestra.observe.timings), None unless the config asks for them
-        self.clock: Optional[ProgramClock] = ProgramClock(self.label) if config.timings else None
+        self.clock: Optional[ProgramClock] = (
+            ProgramClock(self.label, synchronize_device if config.on_gpu else None) if config.timings else None
+        )
         #: records one call (orchestra.observe.replay), None unless the config asks for it
         self._record: Optional[RecordPlan] = (
             RecordPlan(config.record, config.record_call, self.label, None if config.communicator is None else config.rank)

@@ -9,6 +9,10 @@ Each variant is timed ``--repeats`` times after warm-up; every repeat starts
 after a barrier and counts until the slowest rank is done (the maximum over
 ranks), and the table shows the median and the 10th/90th percentiles. Buffers
 are allocated in the warm-up calls, so the figures are steady-state costs.
+
+``--device gpu`` exchanges cupy arrays (packing on the device, messages staged
+through pinned host memory unless ``ORCHESTRA_CUDA_AWARE_MPI=1``); each timed
+call then ends with a device synchronisation, so the unpacking kernels count.
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ def main() -> None:
         "--nx", type=int, default=48, help="compute-domain cells per rank along i and j"
     )
     parser.add_argument("--n-halo", type=int, default=3)
+    parser.add_argument("--nz", type=int, nargs="+", default=[1, 79], help="vertical levels")
+    parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu", help="numpy or cupy arrays")
+    parser.add_argument("--label", default="", help="a name for this run in the table and JSON")
     parser.add_argument("--repeats", type=int, default=100)
     parser.add_argument("--json", help="write the results to this file (rank 0)")
     args = parser.parse_args()
@@ -50,19 +57,37 @@ def main() -> None:
     h, nx = args.n_halo, args.nx
     halo = comm.halo_updater(h)
     rows = []
-    for nz in (1, 79):
+    if args.device == "gpu":
+        import cupy as xp
+
+        def finished(call):
+            def synchronized():
+                call()
+                xp.cuda.get_current_stream().synchronize()
+
+            return synchronized
+
+    else:
+        xp = np
+
+        def finished(call):
+            return call
+
+    for nz in args.nz:
         shape = (nx + 2 * h, nx + 2 * h, nz)
-        q = np.random.default_rng(comm.rank).random(shape)
+        q = xp.asarray(np.random.default_rng(comm.rank).random(shape))
         u, v = q.copy(), q.copy()
         for kind, call, fields in (
             ("scalar", lambda: halo.update(q), 1),
             ("vector", lambda: halo.update_vector(u, v), 2),
         ):
-            times = _time_calls(comm, call, args.repeats)
+            times = _time_calls(comm, finished(call), args.repeats)
             # Bytes this rank sends: four n_halo-wide edge strips (no corners on a 1x1 cube).
             sent = fields * 4 * h * nx * nz * q.itemsize
             rows.append(
                 {
+                    "label": args.label,
+                    "device": args.device,
                     "variant": kind,
                     "nz": nz,
                     "bytes_sent_per_rank": sent,
@@ -73,7 +98,8 @@ def main() -> None:
             )
     if comm.rank == 0:
         print(
-            f"halo update, {comm.size} ranks, {nx}x{nx} per rank, n_halo={h}, {args.repeats} repeats"
+            f"halo update {args.label}, {comm.size} ranks, {nx}x{nx} per rank on the {args.device}, "
+            f"n_halo={h}, {args.repeats} repeats"
         )
         print(
             f"{'variant':<8} {'nz':>3} {'KiB sent/rank':>14} {'median ms':>10} {'p10 ms':>8} {'p90 ms':>8}"
@@ -89,6 +115,8 @@ def main() -> None:
                 "nx": nx,
                 "n_halo": h,
                 "repeats": args.repeats,
+                "device": args.device,
+                "label": args.label,
                 "host": platform.node(),
                 "mpi": MPI.Get_library_version().splitlines()[0],
             }

@@ -266,7 +266,7 @@ class FastCaller:
             clock.lap("marshal")
         compiled.fast_call(*compiled._lastargs)
         if clock is not None:
-            clock.lap("library")
+            clock.lap_library()
         if self._has_return:
             return _own_copies(compiled.convert_return_values())
         return None
@@ -303,7 +303,7 @@ class FastCaller:
             compiled.fast_call(*compiled._lastargs)
             seconds = time.perf_counter() - start
             if clock is not None:
-                clock.lap("library")
+                clock.lap_library()
             recorder.after(keywords)
             recorder.finish(self.origin, seconds)
         except BaseException:

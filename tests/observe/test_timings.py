@@ -106,3 +106,29 @@ def test_summary_pools_calls_over_ranks():
     assert entry["ranks"] == 2 and entry["calls"] == 2
     assert entry["parts"]["total"] == {"min": 1.0, "median": 2.0, "max": 3.0}
     assert entry["obtaining_calls"]["max"] == 3.0
+
+
+def test_device_work_queued_before_a_callback_counts_as_library():
+    """On a GPU the clock waits for the device before each callback and at the library's end:
+    what the device still had to do is library time, not the callback's."""
+    from orchestra.observe.timings import ProgramClock
+
+    device_s = 0.004
+    waits = []
+
+    def synchronize() -> None:  # a device with queued work: the first wait of a call takes long
+        waits.append(time.perf_counter())
+        if len(waits) == 1:
+            time.sleep(device_s)
+
+    clock = ProgramClock("device", synchronize)
+    callback = clock.timed_callback("exchange", lambda: time.sleep(SLEEP_S))
+    clock.start()
+    clock.lap("marshal")
+    callback()  # inside the library call
+    clock.lap_library()
+    clock.stop(obtained=False)
+    parts = clock.calls[0]
+    assert len(waits) == 2  # before the callback, at the library's end
+    assert SLEEP_S <= parts["callback exchange"] < SLEEP_S + device_s / 2
+    assert parts["library"] >= device_s
