@@ -16,6 +16,8 @@
 #    (default 8), dt = 21600 s / resolution, a quarter of a day: orchestrated on
 #    `dace:gpu`, then on `dace:cpu`, one after the other; compared like the above, and
 #    the summaries give the ms per step.
+# BUILD_ONLY=1 stops after step 1 (build now, e.g. beside other work; a later call of this
+# script finds the builds in the cache and goes on to the runs).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -57,6 +59,10 @@ for n in ${TIMING_RESOLUTIONS:-}; do
     done
 done
 for pid in "${builds[@]}"; do wait "$pid" || status=1; done
+if [ "${BUILD_ONLY:-0}" = 1 ]; then
+    echo "[gpu_dycore] builds done (status $status) in $((SECONDS - STARTED)) s; BUILD_ONLY=1: no runs"
+    exit $status
+fi
 
 run c24_gpu BuildAndRun "${case2[@]}" --set backend=dace:gpu & gpu=$!
 run c24_reference Python "${case2[@]}" --set backend=numpy || status=1
