@@ -55,7 +55,6 @@ from orchestra.comm import halo_packing as packing
 from orchestra.comm.halo_plan import HaloTransfer, plan_halo
 
 
-
 class Communicator(Protocol):
     """What a halo exchange needs of its communicator (:class:`orchestra.comm.communicator.Communicator` is one).
 
@@ -74,8 +73,10 @@ class Communicator(Protocol):
 
     def waitall(self, requests: Sequence[Any]) -> None: ...
 
+
 #: Set to 1 when MPI can read and write device memory (no host staging).
 CUDA_AWARE_VARIABLE = "ORCHESTRA_CUDA_AWARE_MPI"
+
 
 def _host_buffer(xp: ModuleType, nbytes: int) -> np.ndarray:
     if xp is np:
@@ -137,7 +138,9 @@ class _Exchange:
         self.receives = _Direction(xp, receive_groups, arrays, staging)
         indexed = xp is not np if indexed is None else indexed
         strategy = packing.IndexedPacking if indexed else packing.SlicedPacking
-        self.packing = strategy(xp, send_groups, receive_groups, arrays, self.sends, self.receives, n_scalars)
+        self.packing = strategy(
+            xp, send_groups, receive_groups, arrays, self.sends, self.receives, n_scalars
+        )
         #: Recorded on the device's stream after the last unpacking; None on the host.
         self.unpacked: Any = None
 

@@ -112,7 +112,9 @@ def _block_shape(transfer: HaloTransfer, array: Any) -> tuple[int, ...]:
 class Layout:
     """Where each message and block of one direction (sends or receives) lies in its buffer."""
 
-    def __init__(self, groups: Sequence[tuple[int, int, Sequence[HaloTransfer]]], arrays: Sequence[Any]):
+    def __init__(
+        self, groups: Sequence[tuple[int, int, Sequence[HaloTransfer]]], arrays: Sequence[Any]
+    ):
         self.messages: list[Message] = []
         #: per message, per array: the block's first element in that array's dtype
         self.block_starts: list[list[int]] = []
@@ -138,7 +140,10 @@ def _received_component(a: int, n_scalars: int, rotations: int) -> tuple[int, bo
 
 
 def pack_copies(
-    xp: ModuleType, groups: Sequence[tuple[int, int, Sequence[HaloTransfer]]], arrays: Sequence[Any], layout: Layout
+    xp: ModuleType,
+    groups: Sequence[tuple[int, int, Sequence[HaloTransfer]]],
+    arrays: Sequence[Any],
+    layout: Layout,
 ) -> list[IndexedCopy]:
     """One copy per array gathering its send blocks of every message into the buffer."""
     array_index: list[list[np.ndarray]] = [[] for _ in arrays]
@@ -149,7 +154,11 @@ def pack_copies(
             array_index[a].append(offsets)
             buffer_index[a].append(start + np.arange(offsets.size, dtype=np.int64))
     return [
-        IndexedCopy(a, xp.asarray(np.concatenate(array_index[a])), xp.asarray(np.concatenate(buffer_index[a])))
+        IndexedCopy(
+            a,
+            xp.asarray(np.concatenate(array_index[a])),
+            xp.asarray(np.concatenate(buffer_index[a])),
+        )
         for a in range(len(arrays))
         if array_index[a]
     ]
@@ -169,7 +178,9 @@ def unpack_copies(
         for a, (transfer, array) in enumerate(zip(transfers, arrays)):
             source, negate = _received_component(a, n_scalars, n)
             shape = _block_shape(transfers[source], arrays[source])
-            positions = starts[source] + np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+            positions = starts[source] + np.arange(int(np.prod(shape)), dtype=np.int64).reshape(
+                shape
+            )
             turned = np.rot90(positions, n, axes=(0, 1)) if n else positions
             target = element_offsets(array, transfer.target)
             assert turned.size == target.size, (turned.shape, transfer.target)
@@ -177,7 +188,9 @@ def unpack_copies(
             offsets.append(target)
             positions_list.append(np.ascontiguousarray(turned).reshape(-1))
     return [
-        IndexedCopy(a, xp.asarray(np.concatenate(offsets)), xp.asarray(np.concatenate(positions)), negate)
+        IndexedCopy(
+            a, xp.asarray(np.concatenate(offsets)), xp.asarray(np.concatenate(positions)), negate
+        )
         for (a, negate), (offsets, positions) in sorted(pieces.items())
     ]
 
@@ -233,8 +246,14 @@ class IndexedPacking:
     """Pack and unpack with one indexed copy per array (and sign): one kernel each on a GPU."""
 
     def __init__(
-        self, xp: ModuleType, send_groups: Groups, receive_groups: Groups, arrays: Sequence[Any],
-        sends: Buffers, receives: Buffers, n_scalars: int,
+        self,
+        xp: ModuleType,
+        send_groups: Groups,
+        receive_groups: Groups,
+        arrays: Sequence[Any],
+        sends: Buffers,
+        receives: Buffers,
+        n_scalars: int,
     ) -> None:
         self.xp = xp
         self.sends, self.receives = sends.typed, receives.typed
@@ -271,17 +290,29 @@ class SlicedPacking:
     """Pack and unpack rectangle by rectangle with slices: the fastest way with numpy."""
 
     def __init__(
-        self, xp: ModuleType, send_groups: Groups, receive_groups: Groups, arrays: Sequence[Any],
-        sends: Buffers, receives: Buffers, n_scalars: int,
+        self,
+        xp: ModuleType,
+        send_groups: Groups,
+        receive_groups: Groups,
+        arrays: Sequence[Any],
+        sends: Buffers,
+        receives: Buffers,
+        n_scalars: int,
     ) -> None:
         self.xp = xp
         self.sends = [  # (which array, its block's view, the slices it comes from)
             (a, view, transfer.source)
-            for (_, _, transfers), views in zip(send_groups, _block_views(send_groups, arrays, sends))
+            for (_, _, transfers), views in zip(
+                send_groups, _block_views(send_groups, arrays, sends)
+            )
             for a, (view, transfer) in enumerate(zip(views, transfers))
         ]
-        self.receives = []  # per message: the turned blocks, and per array (source block, negate, target)
-        for (_, _, transfers), views in zip(receive_groups, _block_views(receive_groups, arrays, receives)):
+        self.receives = (
+            []
+        )  # per message: the turned blocks, and per array (source block, negate, target)
+        for (_, _, transfers), views in zip(
+            receive_groups, _block_views(receive_groups, arrays, receives)
+        ):
             n = transfers[0].rotations
             turned = [xp.rot90(v, n, axes=(0, 1)) if n else v for v in views]
             fills = []
