@@ -190,20 +190,25 @@ def check_staged(setup: Setup) -> None:
     a = setup.empty(h, nz=NZ)
     a[h:-h, h:-h] = rng.random((setup.nx, setup.nx, NZ))
     b = a.copy()
+    c = setup.empty(h, nz=0).astype(np.float32)  # 2-D single precision, in the same exchange below
+    c[h:-h, h:-h] = rng.random((setup.nx, setup.nx))
+    c_b = c.copy()
     u, v = wind_pair(setup, h, NZ)
     u_b, v_b = u.copy(), v.copy()
     direct = setup.comm.halo_updater(h)
     direct.update(a)
+    direct.update(c)
     direct.update_vector(u, v)
     for indexed in (False, True):  # the GPU's packing: indexed copies, staged
         staged = HaloUpdater(setup.comm, h, stage_through_host=True, indexed_packing=indexed)
-        b_, u_, v_ = b.copy(), u_b.copy(), v_b.copy()
-        staged.update(b_)
-        staged.update_vector(u_, v_)
+        b_, c_, u_, v_ = b.copy(), c_b.copy(), u_b.copy(), v_b.copy()
+        staged.start_fields([b_, c_], [(u_, v_)])  # two dtypes, 2-D and 3-D, scalars and a pair
+        staged.wait()
         exchange = next(iter(staged._exchanges.values()))
         assert exchange.sends.host is not None and exchange.receives.host is not None
         assert type(exchange.packing).__name__ == ("IndexedPacking" if indexed else "SlicedPacking")
         np.testing.assert_array_equal(a, b_)
+        np.testing.assert_array_equal(c, c_)
         np.testing.assert_array_equal(u, u_)
         np.testing.assert_array_equal(v, v_)
 
