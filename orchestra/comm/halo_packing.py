@@ -76,12 +76,15 @@ def element_offsets(array: Any, where: Slices) -> np.ndarray:
     return np.ascontiguousarray(offsets, dtype=np.int64).reshape(-1)
 
 
-def flat_view(xp: ModuleType, array: Any) -> Any:
-    """A 1-D view of every element the array spans, in memory order (nothing copied)."""
+def element_span(array: Any) -> int:
+    """How many elements the array's memory spans, from its first element to its last."""
     strides = element_strides(array)
-    span = 1 + sum((n - 1) * s for n, s in zip(array.shape, strides)) if array.size else 0
-    item = array.dtype.itemsize
-    return xp.lib.stride_tricks.as_strided(array, shape=(span,), strides=(item,))
+    return 1 + sum((n - 1) * s for n, s in zip(array.shape, strides)) if array.size else 0
+
+
+def flat_view(xp: ModuleType, array: Any, span: int) -> Any:
+    """A 1-D view of the ``span`` elements from the array's first one, in memory order (nothing copied)."""
+    return xp.lib.stride_tricks.as_strided(array, shape=(span,), strides=(array.dtype.itemsize,))
 
 
 @dataclasses.dataclass
@@ -259,18 +262,23 @@ class IndexedPacking:
         self.sends, self.receives = sends.typed, receives.typed
         self.packs = pack_copies(xp, send_groups, arrays, sends.layout)
         self.unpacks = unpack_copies(xp, receive_groups, arrays, receives.layout, n_scalars)
+        #: elements each array spans: fixed, since the exchange is keyed by shapes and strides
+        self.spans = [element_span(array) for array in arrays]
+
+    def _flat(self, arrays: Sequence[Any]) -> list[Any]:
+        return [flat_view(self.xp, array, span) for array, span in zip(arrays, self.spans)]
 
     def pack(self, arrays: Sequence[Any]) -> None:
         """Fill the send buffer from the arrays."""
+        flats = self._flat(arrays)
         for copy in self.packs:
-            array = arrays[copy.array]
-            gather(self.xp, copy, flat_view(self.xp, array), self.sends[array.dtype.str])
+            gather(self.xp, copy, flats[copy.array], self.sends[arrays[copy.array].dtype.str])
 
     def unpack(self, arrays: Sequence[Any]) -> None:
         """Fill the arrays' halos from the receive buffer."""
+        flats = self._flat(arrays)
         for copy in self.unpacks:
-            array = arrays[copy.array]
-            scatter(self.xp, copy, self.receives[array.dtype.str], flat_view(self.xp, array))
+            scatter(self.xp, copy, self.receives[arrays[copy.array].dtype.str], flats[copy.array])
 
 
 def _block_views(groups: Groups, arrays: Sequence[Any], buffers: Buffers) -> list[list[Any]]:
