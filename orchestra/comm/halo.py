@@ -5,8 +5,9 @@ A :class:`HaloUpdater` fills the ``n_halo`` ghost layers of local arrays
 :mod:`orchestra.comm.halo_plan`). One call exchanges any number of arrays:
 for each neighbour and side, the rectangles of all arrays travel in one
 message, sent with ``Isend``/``Irecv``. All messages of one call share one
-send and one receive buffer, packed and unpacked with one indexed copy per
-array (:mod:`orchestra.comm.halo_packing`). Buffers and index arrays are made
+send and one receive buffer (:mod:`orchestra.comm.halo_packing`): device
+arrays are packed and unpacked with one indexed copy per array, numpy arrays
+rectangle by rectangle. Buffers, views and index arrays are made
 on the first call for a given list of (shape, strides, dtype) and reused afterwards.
 
 Across a rotated cube edge a received block is turned into this rank's
@@ -49,9 +50,9 @@ from typing import Any, Iterable, Optional, Protocol, Sequence
 
 import numpy as np
 
+from orchestra.comm import halo_packing as packing
 from orchestra.comm.array_module import array_module
 from orchestra.comm.errors import DecompositionError, HaloExchangeError
-from orchestra.comm import halo_packing as packing
 from orchestra.comm.halo_plan import HaloTransfer, plan_halo
 
 
@@ -94,7 +95,9 @@ def stage_through_host(xp: ModuleType) -> bool:
 class _Direction:
     """The messages of one direction (sends or receives) of an exchange: one buffer for all."""
 
-    def __init__(self, xp: ModuleType, groups: list, arrays: Sequence[Any], staging: bool) -> None:
+    def __init__(
+        self, xp: ModuleType, groups: packing.Groups, arrays: Sequence[Any], staging: bool
+    ) -> None:
         self.layout = packing.Layout(groups, arrays)
         self.buffer = xp.empty(max(self.layout.nbytes, packing.ALIGN), dtype=np.uint8)
         #: host copy of ``buffer`` handed to MPI when staging

@@ -19,7 +19,8 @@ the host and would be waited for in the next callback that touches device
 memory (a halo exchange), whose time would then hold them. With timings on,
 the clock therefore synchronizes the device before each callback and at the
 end of the library call: ``library`` is the kernels' time, and a callback's
-part is its own work. (The synchronisations themselves cost a few µs each.)
+part is its own work. The synchronisations take away the overlap of host
+and device, so a timed step is slower than an untimed one.
 
 ``bind``, ``check``, ``marshal`` and ``return`` are orchestra's overhead.
 Each part is measured on its own; ``total`` is measured around the whole
