@@ -141,9 +141,7 @@ class _Exchange:
         self.receives = _Direction(xp, receive_groups, arrays, staging)
         indexed = xp is not np if indexed is None else indexed
         strategy = packing.IndexedPacking if indexed else packing.SlicedPacking
-        self.packing = strategy(
-            xp, send_groups, receive_groups, arrays, self.sends, self.receives, n_scalars
-        )
+        self.packing = strategy(xp, arrays, self.sends, self.receives, n_scalars)
         #: Recorded on the device's stream after the last unpacking; None on the host.
         self.unpacked: Any = None
 

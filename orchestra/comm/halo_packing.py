@@ -51,6 +51,10 @@ VECTOR_TURNS: tuple[tuple[tuple[int, int], tuple[int, int]], ...] = (
 )
 
 
+#: per message: (peer, tag, one transfer per array of the exchange)
+Groups = Sequence[tuple[int, int, Sequence[HaloTransfer]]]
+
+
 def _aligned(nbytes: int) -> int:
     return -(-nbytes // ALIGN) * ALIGN
 
@@ -115,9 +119,8 @@ def _block_shape(transfer: HaloTransfer, array: Any) -> tuple[int, ...]:
 class Layout:
     """Where each message and block of one direction (sends or receives) lies in its buffer."""
 
-    def __init__(
-        self, groups: Sequence[tuple[int, int, Sequence[HaloTransfer]]], arrays: Sequence[Any]
-    ):
+    def __init__(self, groups: Groups, arrays: Sequence[Any]):
+        self.groups = list(groups)
         self.messages: list[Message] = []
         #: per message, per array: the block's first element in that array's dtype
         self.block_starts: list[list[int]] = []
@@ -144,14 +147,13 @@ def _received_component(a: int, n_scalars: int, rotations: int) -> tuple[int, bo
 
 def pack_copies(
     xp: ModuleType,
-    groups: Sequence[tuple[int, int, Sequence[HaloTransfer]]],
     arrays: Sequence[Any],
     layout: Layout,
 ) -> list[IndexedCopy]:
     """One copy per array gathering its send blocks of every message into the buffer."""
     array_index: list[list[np.ndarray]] = [[] for _ in arrays]
     buffer_index: list[list[np.ndarray]] = [[] for _ in arrays]
-    for (_, _, transfers), starts in zip(groups, layout.block_starts):
+    for (_, _, transfers), starts in zip(layout.groups, layout.block_starts):
         for a, (transfer, array, start) in enumerate(zip(transfers, arrays, starts)):
             offsets = element_offsets(array, transfer.source)
             array_index[a].append(offsets)
@@ -169,14 +171,13 @@ def pack_copies(
 
 def unpack_copies(
     xp: ModuleType,
-    groups: Sequence[tuple[int, int, Sequence[HaloTransfer]]],
     arrays: Sequence[Any],
     layout: Layout,
     n_scalars: int,
 ) -> list[IndexedCopy]:
     """Copies scattering every received block into its halo, turned and signed; one per array and sign."""
     pieces: dict[tuple[int, bool], tuple[list[np.ndarray], list[np.ndarray]]] = {}
-    for (_, _, transfers), starts in zip(groups, layout.block_starts):
+    for (_, _, transfers), starts in zip(layout.groups, layout.block_starts):
         n = transfers[0].rotations
         for a, (transfer, array) in enumerate(zip(transfers, arrays)):
             source, negate = _received_component(a, n_scalars, n)
@@ -235,9 +236,6 @@ def _cupy_kernel(negate: bool) -> Any:
     )
 
 
-Groups = Sequence[tuple[int, int, Sequence[HaloTransfer]]]
-
-
 class Buffers(Protocol):
     """One direction's buffer: where its blocks lie, and the buffer typed per dtype (``dtype.str``)."""
 
@@ -251,8 +249,6 @@ class IndexedPacking:
     def __init__(
         self,
         xp: ModuleType,
-        send_groups: Groups,
-        receive_groups: Groups,
         arrays: Sequence[Any],
         sends: Buffers,
         receives: Buffers,
@@ -260,8 +256,8 @@ class IndexedPacking:
     ) -> None:
         self.xp = xp
         self.sends, self.receives = sends.typed, receives.typed
-        self.packs = pack_copies(xp, send_groups, arrays, sends.layout)
-        self.unpacks = unpack_copies(xp, receive_groups, arrays, receives.layout, n_scalars)
+        self.packs = pack_copies(xp, arrays, sends.layout)
+        self.unpacks = unpack_copies(xp, arrays, receives.layout, n_scalars)
         #: elements each array spans: fixed, since the exchange is keyed by shapes and strides
         self.spans = [element_span(array) for array in arrays]
 
@@ -281,10 +277,10 @@ class IndexedPacking:
             scatter(self.xp, copy, self.receives[arrays[copy.array].dtype.str], flats[copy.array])
 
 
-def _block_views(groups: Groups, arrays: Sequence[Any], buffers: Buffers) -> list[list[Any]]:
+def _block_views(arrays: Sequence[Any], buffers: Buffers) -> list[list[Any]]:
     """Per message, per array: the block's view of the buffer, in the sender's orientation."""
     views = []
-    for (_, _, transfers), starts in zip(groups, buffers.layout.block_starts):
+    for (_, _, transfers), starts in zip(buffers.layout.groups, buffers.layout.block_starts):
         message = []
         for transfer, array, start in zip(transfers, arrays, starts):
             shape = _block_shape(transfer, array)
@@ -300,27 +296,21 @@ class SlicedPacking:
     def __init__(
         self,
         xp: ModuleType,
-        send_groups: Groups,
-        receive_groups: Groups,
         arrays: Sequence[Any],
         sends: Buffers,
         receives: Buffers,
         n_scalars: int,
     ) -> None:
         self.xp = xp
-        self.sends = [  # (which array, its block's view, the slices it comes from)
+        #: (which array, its block's view, the slices it comes from)
+        self.sends = [
             (a, view, transfer.source)
-            for (_, _, transfers), views in zip(
-                send_groups, _block_views(send_groups, arrays, sends)
-            )
+            for (_, _, transfers), views in zip(sends.layout.groups, _block_views(arrays, sends))
             for a, (view, transfer) in enumerate(zip(views, transfers))
         ]
-        self.receives = (
-            []
-        )  # per message: the turned blocks, and per array (source block, negate, target)
-        for (_, _, transfers), views in zip(
-            receive_groups, _block_views(receive_groups, arrays, receives)
-        ):
+        #: per message, per array: (the received block, turned; negated or not; the halo slices)
+        self.receives = []
+        for (_, _, transfers), views in zip(receives.layout.groups, _block_views(arrays, receives)):
             n = transfers[0].rotations
             turned = [xp.rot90(v, n, axes=(0, 1)) if n else v for v in views]
             fills = []
