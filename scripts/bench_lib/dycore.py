@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import time
 from typing import Any, Callable, Optional
 
@@ -46,11 +47,17 @@ VARIANTS: dict[str, tuple[str, bool]] = {
     "orchestrated_noscratch": ("dace:cpu", True),
     # orchestrated with debug checks injected (``--debug-checks``; a separate build)
     "orchestrated_debug": ("dace:cpu", True),
+    # orchestrated with 512-bit vectors preferred (ORCHESTRA_VECTOR_WIDTH=512; the default's before/after)
+    "orchestrated_zmm": ("dace:cpu", True),
 }
+
+#: Variants built with another ``ORCHESTRA_VECTOR_WIDTH`` than the environment's.
+VECTOR_WIDTHS = {"orchestrated_zmm": "512"}
 
 #: Variants that are 1-rank comparisons of orchestrated builds (not run on 6 ranks).
 ONE_RANK_VARIANTS = ("orchestrated_nopasses", "orchestrated_nosimd", "orchestrated_innersplit", "orchestrated_unfused",
-                     "orchestrated_fused", "orchestrated_merged", "orchestrated_noscratch", "orchestrated_debug")
+                     "orchestrated_fused", "orchestrated_merged", "orchestrated_noscratch", "orchestrated_debug",
+                     "orchestrated_zmm")
 
 
 def cpu_passes(variant: str) -> Optional[tuple[str, ...]]:
@@ -108,6 +115,8 @@ def build_model(
 
     variant, _, block_bytes = variant.partition("@")
     backend, orchestrated = VARIANTS[variant]
+    if variant in VECTOR_WIDTHS:  # read when the build is keyed and compiled, in this process
+        os.environ["ORCHESTRA_VECTOR_WIDTH"] = VECTOR_WIDTHS[variant]
     layout = comm.partitioner.layout[0]
     config = config_from_dict(
         {

@@ -1,7 +1,7 @@
 """The arithmetic peak for orchestrated code: double multiply-add throughput from cache.
 
 A C++ kernel compiled exactly as orchestrated builds are (orchestra's
-``CPU_ARGS``, then ``-O3 -DNDEBUG -fopenmp`` as DaCe's Release CMake build
+``host_args('cpu')``, then ``-O3 -DNDEBUG -fopenmp`` as DaCe's Release CMake build
 adds them; :mod:`bench_lib.native`) sweeps an array of ``elements`` doubles
 per thread, small enough for the L1 cache. Each element goes through a
 dependent chain of multiply-then-add pairs, ``y = y * a + b``; elements are
@@ -95,10 +95,10 @@ class PeakResult:
 
 
 def peak_flags() -> tuple[str, ...]:
-    """The flags of an orchestrated CPU build: orchestra's ``CPU_ARGS`` plus DaCe's Release and OpenMP flags."""
-    from orchestra.toolchain import CPU_ARGS
+    """The flags of an orchestrated CPU build: orchestra's host flags (vector width included) plus DaCe's Release and OpenMP flags."""
+    from orchestra.toolchain import host_args
 
-    return (*CPU_ARGS, "-O3", "-DNDEBUG", "-fopenmp")
+    return (*host_args("cpu"), "-O3", "-DNDEBUG", "-fopenmp")
 
 
 def compile_peak(folder: Path, vectorize: bool = True) -> Path:

@@ -225,3 +225,31 @@ def test_results_are_bitwise_equal_with_and_without_the_passes(parsed, tmp_path)
     assert np.array_equal(results["with"][1], results["without"][1])
     # the regions did something: edge rows differ from the interior formula
     assert not np.array_equal(results["with"][1][N_HALO:-N_HALO, N_HALO], results["with"][1][N_HALO:-N_HALO, N_HALO + 3])
+
+
+def test_results_are_bitwise_equal_at_every_vector_width(parsed, tmp_path, monkeypatch):
+    """``ORCHESTRA_VECTOR_WIDTH`` reaches the compiler, and the lanes it groups never change a result."""
+    import json
+    import platform
+
+    from orchestra.pipeline.stages import compile_program, load
+    from orchestra.toolchain import VECTOR_WIDTH_VARIABLE, dace_settings
+
+    shape = (12, 11, 4)
+    optimized = _optimized(parsed, cpu_passes=DEFAULT_CPU_PASSES)
+    results = {}
+    for width in ("128", "256", "512"):
+        monkeypatch.setenv(VECTOR_WIDTH_VARIABLE, width)
+        folder = tmp_path / width
+        with dace_settings():
+            compiled = compile_program(copy.deepcopy(optimized), folder)
+            program = load(compiled.folder).compiled_sdfg
+            q, out = _inputs(shape)
+            program(q=q, out=out)
+        results[width] = (np.array(q), np.array(out))
+        commands = json.loads((folder / "build" / "compile_commands.json").read_text())
+        if platform.machine().lower() in ("x86_64", "amd64"):
+            assert any(f"-mprefer-vector-width={width}" in entry["command"] for entry in commands)
+    for width in ("256", "512"):
+        assert np.array_equal(results[width][0], results["128"][0])
+        assert np.array_equal(results[width][1], results["128"][1])
