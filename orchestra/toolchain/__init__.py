@@ -105,13 +105,16 @@ CPU_ARGS = BASE_CPU_ARGS + (GCC_VECTORIZE_ARGS if compiler_is_gcc() else ())
 #: Chooses the widest vectors the compiler's loops use on x86 (``-mprefer-vector-width``):
 #: ``128``, ``256``, ``512``, or ``compiler`` (its own tuning for ``-march=native``).
 VECTOR_WIDTH_VARIABLE = "ORCHESTRA_VECTOR_WIDTH"
-#: 256-bit vectors unless ``ORCHESTRA_VECTOR_WIDTH`` says otherwise. GCC tunes most
-#: AVX-512 server CPUs it knows to prefer them already; a CPU newer than the compiler
-#: (GCC 12 on AMD Zen 5 reads it as ``znver3`` with AVX-512) gets 512-bit loops, and the
-#: dycore's step at 192 x 192 x 8 ran 1.05-1.08x faster with 256 there
-#: (docs/performance.md). The width changes which lanes run together, never an
-#: operation: results are bitwise the same at every width.
-DEFAULT_VECTOR_WIDTH = "256"
+#: The compiler's own choice unless ``ORCHESTRA_VECTOR_WIDTH`` says otherwise. GCC 12's
+#: tuning prefers 256-bit loops on every AVX-512 CPU it knows (``skylake-avx512``,
+#: ``icelake-server``, ``sapphirerapids``, ``znver4``); on a CPU newer than the compiler
+#: (an AMD Zen 5 reads as ``znver3`` with AVX-512) ``-march=native`` gives 512-bit loops.
+#: There, with full-width AVX-512 units (multiply-add peak 108.7 GF/s per core with
+#: 512-bit loops, 54.7 with 256), the dycore's step ran 0.96-1.08x as fast with 256 as
+#: with 512: its loops are not limited by their arithmetic, and a loop that is would lose
+#: up to half its speed (docs/performance.md). The width changes which lanes run together,
+#: never an operation: results are bitwise the same at every width.
+DEFAULT_VECTOR_WIDTH = "compiler"
 _VECTOR_WIDTHS = ("128", "256", "512", "compiler")
 
 

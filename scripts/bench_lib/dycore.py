@@ -47,17 +47,20 @@ VARIANTS: dict[str, tuple[str, bool]] = {
     "orchestrated_noscratch": ("dace:cpu", True),
     # orchestrated with debug checks injected (``--debug-checks``; a separate build)
     "orchestrated_debug": ("dace:cpu", True),
-    # orchestrated with 512-bit vectors preferred (ORCHESTRA_VECTOR_WIDTH=512; the default's before/after)
+    # orchestrated with 256-bit or 512-bit vectors preferred (ORCHESTRA_VECTOR_WIDTH; against the compiler's choice)
+    "orchestrated_ymm": ("dace:cpu", True),
     "orchestrated_zmm": ("dace:cpu", True),
 }
 
 #: Variants built with another ``ORCHESTRA_VECTOR_WIDTH`` than the environment's.
-VECTOR_WIDTHS = {"orchestrated_zmm": "512"}
+VECTOR_WIDTHS = {"orchestrated_ymm": "256", "orchestrated_zmm": "512"}
+#: The environment's, for every other variant built in the same process.
+_VECTOR_WIDTH = os.environ.get("ORCHESTRA_VECTOR_WIDTH")
 
 #: Variants that are 1-rank comparisons of orchestrated builds (not run on 6 ranks).
 ONE_RANK_VARIANTS = ("orchestrated_nopasses", "orchestrated_nosimd", "orchestrated_innersplit", "orchestrated_unfused",
                      "orchestrated_fused", "orchestrated_merged", "orchestrated_noscratch", "orchestrated_debug",
-                     "orchestrated_zmm")
+                     "orchestrated_ymm", "orchestrated_zmm")
 
 
 def cpu_passes(variant: str) -> Optional[tuple[str, ...]]:
@@ -115,8 +118,11 @@ def build_model(
 
     variant, _, block_bytes = variant.partition("@")
     backend, orchestrated = VARIANTS[variant]
-    if variant in VECTOR_WIDTHS:  # read when the build is keyed and compiled, in this process
-        os.environ["ORCHESTRA_VECTOR_WIDTH"] = VECTOR_WIDTHS[variant]
+    width = VECTOR_WIDTHS.get(variant, _VECTOR_WIDTH)  # read when the build is keyed and compiled
+    if width is None:
+        os.environ.pop("ORCHESTRA_VECTOR_WIDTH", None)
+    else:
+        os.environ["ORCHESTRA_VECTOR_WIDTH"] = width
     layout = comm.partitioner.layout[0]
     config = config_from_dict(
         {

@@ -19,6 +19,7 @@ LABELS = {
     "orchestrated_merged": "orchestrated, vertical merging without scratch planes",
     "orchestrated_noscratch": "orchestrated, intermediates plain arrays (not scratch)",
     "orchestrated_debug": "orchestrated + debug checks",
+    "orchestrated_ymm": "orchestrated, 256-bit vectors preferred",
     "orchestrated_zmm": "orchestrated, 512-bit vectors preferred",
 }
 
@@ -26,7 +27,7 @@ LABELS = {
 COLORS = {
     "numpy": "tab:gray", "gt_cpu_kfirst": "tab:blue", "dace_cpu": "tab:orange", "orchestrated": "tab:red",
     "gt_cpu_ifirst": "tab:cyan", "orchestrated_nosimd": "tab:green", "orchestrated_innersplit": "black", "orchestrated_nopasses": "tab:purple", "orchestrated_fused": "tab:pink", "orchestrated_merged": "tab:olive", "orchestrated_debug": "tab:brown",
-    "orchestrated_noscratch": "darkred", "orchestrated_unfused": "gold", "orchestrated_zmm": "magenta",
+    "orchestrated_noscratch": "darkred", "orchestrated_unfused": "gold", "orchestrated_ymm": "teal", "orchestrated_zmm": "magenta",
 }
 
 
@@ -118,7 +119,7 @@ def table(lines: list[dict]) -> str:
     short = {"numpy": "numpy", "gt_cpu_kfirst": "gt:kfirst", "gt_cpu_ifirst": "gt:ifirst", "orchestrated_nosimd": "orch.nosimd", "orchestrated_innersplit": "orch.inner", "dace_cpu": "dace:cpu", "orchestrated": "orch.",
              "orchestrated_nopasses": "orch.nopass", "orchestrated_fused": "orch.fused", "orchestrated_merged": "orch.merged",
              "orchestrated_debug": "orch.debug", "orchestrated_noscratch": "orch.noscr",
-             "orchestrated_unfused": "orch.unfused", "orchestrated_zmm": "orch.zmm"}
+             "orchestrated_unfused": "orch.unfused", "orchestrated_ymm": "orch.ymm", "orchestrated_zmm": "orch.zmm"}
     others = [v for v in variants if v != "orchestrated"]
     header = (
         f"{'ranks':>5} {'thr':>3} {'per rank':>10} | "

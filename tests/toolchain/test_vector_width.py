@@ -22,7 +22,7 @@ def _cpu_args_in_dace() -> str:
 
 @pytest.mark.skipif(not X86, reason="-mprefer-vector-width is an x86 flag; elsewhere no flag is added")
 @pytest.mark.parametrize("value, flag", [
-    ("", f"-mprefer-vector-width={DEFAULT_VECTOR_WIDTH}"),
+    ("256", "-mprefer-vector-width=256"),
     ("512", "-mprefer-vector-width=512"),
     (" 128 ", "-mprefer-vector-width=128"),
 ])
@@ -35,9 +35,16 @@ def test_the_width_is_a_flag_of_cpu_builds_and_of_their_key(monkeypatch, value, 
     assert _cpu_args_in_dace() == before
 
 
-def test_compiler_leaves_the_choice_to_the_compiler(monkeypatch):
-    monkeypatch.setenv(VECTOR_WIDTH_VARIABLE, "compiler")
+@pytest.mark.parametrize("value", ["compiler", "", None])
+def test_by_default_the_compiler_chooses(monkeypatch, value):
+    if value is None:
+        monkeypatch.delenv(VECTOR_WIDTH_VARIABLE, raising=False)
+    else:
+        monkeypatch.setenv(VECTOR_WIDTH_VARIABLE, value)
+    assert DEFAULT_VECTOR_WIDTH == "compiler"
     assert not any(arg.startswith("-mprefer-vector-width") for arg in host_args("dace:cpu"))
+    with dace_settings():
+        assert "-mprefer-vector-width" not in _cpu_args_in_dace()
 
 
 def test_gpu_builds_keep_their_host_flags(monkeypatch):
