@@ -25,6 +25,9 @@ import subprocess
 from typing import Any, Iterator, Optional
 
 from orchestra.errors import ConfigurationError
+from orchestra.toolchain.vector_width import (  # noqa: F401 (re-exported: the host flags' public names)
+    DEFAULT_VECTOR_WIDTH, VECTOR_WIDTH_VARIABLE, vector_width, vector_width_args,
+)
 
 #: Compiler flags shared by orchestrated builds and gt4py stencil builds that
 #: affect numerical results.
@@ -101,40 +104,6 @@ BASE_CPU_ARGS = (
     "-Wno-unused-but-set-variable",
 )
 CPU_ARGS = BASE_CPU_ARGS + (GCC_VECTORIZE_ARGS if compiler_is_gcc() else ())
-
-#: Chooses the widest vectors the compiler's loops use on x86 (``-mprefer-vector-width``):
-#: ``128``, ``256``, ``512``, or ``compiler`` (its own tuning for ``-march=native``).
-VECTOR_WIDTH_VARIABLE = "ORCHESTRA_VECTOR_WIDTH"
-#: The compiler's own choice unless ``ORCHESTRA_VECTOR_WIDTH`` says otherwise. GCC 12's
-#: tuning prefers 256-bit loops on every AVX-512 CPU it knows (``skylake-avx512``,
-#: ``icelake-server``, ``sapphirerapids``, ``znver4``); on a CPU newer than the compiler
-#: (an AMD Zen 5 reads as ``znver3`` with AVX-512) ``-march=native`` gives 512-bit loops.
-#: There, with full-width AVX-512 units (multiply-add peak 108.7 GF/s per core with
-#: 512-bit loops, 54.7 with 256), the dycore's step ran 0.96-1.08x as fast with 256 as
-#: with 512: its loops are not limited by their arithmetic, and a loop that is would lose
-#: up to half its speed (docs/performance.md). The width changes which lanes run together,
-#: never an operation: results are bitwise the same at every width.
-DEFAULT_VECTOR_WIDTH = "compiler"
-_VECTOR_WIDTHS = ("128", "256", "512", "compiler")
-
-
-def vector_width() -> str:
-    """``ORCHESTRA_VECTOR_WIDTH`` (default :data:`DEFAULT_VECTOR_WIDTH`); another value is a :class:`ConfigurationError`."""
-    value = os.environ.get(VECTOR_WIDTH_VARIABLE, "").strip().lower() or DEFAULT_VECTOR_WIDTH
-    if value not in _VECTOR_WIDTHS:
-        raise ConfigurationError(
-            f"{VECTOR_WIDTH_VARIABLE}={os.environ[VECTOR_WIDTH_VARIABLE]!r} is not a vector width; "
-            f"set it to one of {', '.join(_VECTOR_WIDTHS)} (or unset it for {DEFAULT_VECTOR_WIDTH})"
-        )
-    return value
-
-
-def vector_width_args() -> tuple[str, ...]:
-    """The flag for :func:`vector_width` on an x86 host; nothing elsewhere or for ``compiler``."""
-    width = vector_width()
-    if width == "compiler" or platform.machine().lower() not in ("x86_64", "amd64"):
-        return ()
-    return (f"-mprefer-vector-width={width}",)
 
 #: Host flags of a GPU build: as for CPU builds, but without ``-march=native``
 #: (nor the GCC vectorization parameters, which nvcc would have to pass on).
