@@ -26,7 +26,7 @@ from typing import Any, Iterator, Optional
 
 from orchestra.errors import ConfigurationError
 from orchestra.toolchain.vector_width import (  # noqa: F401 (re-exported: the host flags' public names)
-    DEFAULT_VECTOR_WIDTH, VECTOR_WIDTH_VARIABLE, vector_width, vector_width_args,
+    DEFAULT_VECTOR_WIDTH, VECTOR_WIDTH_VARIABLE, is_x86, vector_width, vector_width_args,
 )
 
 #: Compiler flags shared by orchestrated builds and gt4py stencil builds that

@@ -39,9 +39,14 @@ def vector_width() -> str:
     return value
 
 
+def is_x86() -> bool:
+    """True on a 64-bit x86 host, where compilers take ``-mprefer-vector-width``."""
+    return platform.machine().lower() in ("x86_64", "amd64")
+
+
 def vector_width_args() -> tuple[str, ...]:
     """The flag for :func:`vector_width` on an x86 host; nothing elsewhere or for ``compiler``."""
     width = vector_width()
-    if width == "compiler" or platform.machine().lower() not in ("x86_64", "amd64"):
+    if width == "compiler" or not is_x86():
         return ()
     return (f"-mprefer-vector-width={width}",)

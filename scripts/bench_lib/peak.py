@@ -2,9 +2,9 @@
 
 A C++ kernel compiled as orchestrated builds are (orchestra's ``CPU_ARGS``,
 then ``-O3 -DNDEBUG -fopenmp`` as DaCe's Release CMake build adds them;
-:mod:`bench_lib.native`), with the widest vectors on x86 (see :func:`peak_flags`), sweeps an array of ``elements`` doubles
-per thread, small enough for the L1 cache. Each element goes through a
-dependent chain of multiply-then-add pairs, ``y = y * a + b``; elements are
+:mod:`bench_lib.native`), with the widest vectors on x86 (:func:`peak_flags`),
+sweeps an array of ``elements`` doubles per thread, small enough for the L1
+cache. Each element goes through a dependent chain of multiply-then-add pairs, ``y = y * a + b``; elements are
 independent, so the loop vectorizes like the generated stencil code and the
 out-of-order core overlaps the chains of neighbouring vectors.
 
@@ -101,11 +101,9 @@ def peak_flags() -> tuple[str, ...]:
     ``ORCHESTRA_VECTOR_WIDTH`` and the compiler's tuning say: the peak is the
     machine's (an AMD Zen 5: 108.7 GF/s per core with 512-bit loops, 54.7 with 256).
     """
-    import platform
+    from orchestra.toolchain import CPU_ARGS, is_x86
 
-    from orchestra.toolchain import CPU_ARGS
-
-    widest = ("-mprefer-vector-width=512",) if platform.machine().lower() in ("x86_64", "amd64") else ()
+    widest = ("-mprefer-vector-width=512",) if is_x86() else ()
     return (*CPU_ARGS, *widest, "-O3", "-DNDEBUG", "-fopenmp")
 
 

@@ -230,10 +230,9 @@ def test_results_are_bitwise_equal_with_and_without_the_passes(parsed, tmp_path)
 def test_results_are_bitwise_equal_at_every_vector_width(parsed, tmp_path, monkeypatch):
     """``ORCHESTRA_VECTOR_WIDTH`` reaches the compiler, and the lanes it groups never change a result."""
     import json
-    import platform
 
     from orchestra.pipeline.stages import compile_program, load
-    from orchestra.toolchain import VECTOR_WIDTH_VARIABLE, dace_settings
+    from orchestra.toolchain import VECTOR_WIDTH_VARIABLE, dace_settings, is_x86
 
     shape = (12, 11, 4)
     optimized = _optimized(parsed, cpu_passes=DEFAULT_CPU_PASSES)
@@ -248,7 +247,7 @@ def test_results_are_bitwise_equal_at_every_vector_width(parsed, tmp_path, monke
             program(q=q, out=out)
         results[width] = (np.array(q), np.array(out))
         commands = json.loads((folder / "build" / "compile_commands.json").read_text())
-        if platform.machine().lower() in ("x86_64", "amd64"):
+        if is_x86():
             assert any(f"-mprefer-vector-width={width}" in entry["command"] for entry in commands)
     for width in ("256", "512"):
         assert np.array_equal(results[width][0], results["128"][0])

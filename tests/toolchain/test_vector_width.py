@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import platform
-
 import pytest
 
 from orchestra.errors import ConfigurationError
 from orchestra.toolchain import (
-    CPU_ARGS_PATH, DEFAULT_VECTOR_WIDTH, VECTOR_WIDTH_VARIABLE, GpuTarget, dace_settings, host_args,
+    CPU_ARGS_PATH, DEFAULT_VECTOR_WIDTH, VECTOR_WIDTH_VARIABLE, GpuTarget, dace_settings, host_args, is_x86,
 )
-
-X86 = platform.machine().lower() in ("x86_64", "amd64")
 
 
 def _cpu_args_in_dace() -> str:
@@ -20,7 +16,7 @@ def _cpu_args_in_dace() -> str:
     return Config.get(*CPU_ARGS_PATH)
 
 
-@pytest.mark.skipif(not X86, reason="-mprefer-vector-width is an x86 flag; elsewhere no flag is added")
+@pytest.mark.skipif(not is_x86(), reason="-mprefer-vector-width is an x86 flag; elsewhere no flag is added")
 @pytest.mark.parametrize("value, flag", [
     ("256", "-mprefer-vector-width=256"),
     ("512", "-mprefer-vector-width=512"),
