@@ -4,9 +4,10 @@ A C++ kernel compiled as orchestrated builds are (orchestra's ``CPU_ARGS``,
 then ``-O3 -DNDEBUG -fopenmp`` as DaCe's Release CMake build adds them;
 :mod:`bench_lib.native`), with the widest vectors on x86 (:func:`peak_flags`),
 sweeps an array of ``elements`` doubles per thread, small enough for the L1
-cache. Each element goes through a dependent chain of multiply-then-add pairs, ``y = y * a + b``; elements are
-independent, so the loop vectorizes like the generated stencil code and the
-out-of-order core overlaps the chains of neighbouring vectors.
+cache. Each element goes through a dependent chain of multiply-then-add
+pairs, ``y = y * a + b``; elements are independent, so the loop vectorizes
+like the generated stencil code and the out-of-order core overlaps the chains
+of neighbouring vectors.
 
 ``-ffp-contract=off`` (orchestra's flag for bitwise parity with stencil-by-
 stencil runs) forbids fusing ``y * a + b`` into one FMA instruction, as it
