@@ -1,6 +1,7 @@
 """Where the rewrites enter DaCe: around ``preprocess_dace_program``, for the function it parses.
 
-(And, for the same span, DaCe's naming of closure arrays: :mod:`orchestra.frontend.closure_arrays`.)
+(And, for the same span, DaCe's naming of closure arrays, :mod:`orchestra.frontend.closure_arrays`, and
+the arguments its callbacks fix at parse time, :mod:`orchestra.frontend.callback_arguments`.)
 
 DaCe parses a function (the orchestrated method, a nested component's
 method, a helper it parses implicitly) in
@@ -24,6 +25,7 @@ from orchestra.frontend.array_attributes import refuse_array_attributes
 from orchestra.frontend.base_calls import bind_base_calls
 from orchestra.frontend.branch_aliases import split_branch_aliases
 from orchestra.frontend.call_arguments import hoist_calls_from_arguments
+from orchestra.frontend.callback_arguments import live_callback_arguments
 from orchestra.frontend.callbacks import type_callback_results
 from orchestra.frontend.closure_arrays import one_array_per_memory
 from orchestra.frontend.early_returns import single_exit
@@ -104,7 +106,7 @@ def source_rewrites() -> Iterator[None]:
         astutils.function_to_ast = _function_to_ast(original_to_ast)
     _state.depth, _state.parsing, _state.program = 1, [], None
     try:
-        with one_array_per_memory():
+        with one_array_per_memory(), live_callback_arguments():
             yield
     finally:
         _state.depth, _state.program = 0, None

@@ -137,6 +137,8 @@ def parse(
     sites (None: any may be, count unknown).
     """
     from orchestra.frontend.symbol_inference import fast_symbol_inference
+    from orchestra.pipeline.callback_bindings import CallbackSites, bind_callbacks
+    from orchestra.pipeline.nested_contract import restate_nested_sdfgs
     from orchestra.pipeline.parse_reuse import ParseReuse
     from orchestra.pipeline.scratch_contract import (
         check_scratch_not_given_to_callbacks,
@@ -149,7 +151,8 @@ def parse(
     try:
         # a component called from several places is parsed once; stencils found lowered are counted;
         # sizes and strides given as plain numbers are not solved by sympy
-        with ParseReuse(repeated) as reuse, lowering_tally() as stencils, fast_symbol_inference():
+        with ParseReuse(repeated) as reuse, lowering_tally() as stencils, fast_symbol_inference(), \
+                CallbackSites():
             sdfg = program.to_sdfg(*args, simplify=False, save=False, validate=False, **kwargs)
     except Exception as error:
         from orchestra.pipeline.diagnostics import explain_unreadable, function_of
@@ -159,8 +162,11 @@ def parse(
         raise kind(message) from error
     finally:
         quiet.__exit__(None, None, None)
-    _save_stage(sdfg, save_to, "0_parsed")
     closure = getattr(program, "resolver", None)
+    # what entered the program follows DaCe 2's nested-SDFG contract; each callback runs what Python mode would
+    restate_nested_sdfgs(sdfg, program.name)
+    bind_callbacks(sdfg, closure, program.name)
+    _save_stage(sdfg, save_to, "0_parsed")
     check_scratch_not_given_to_callbacks(sdfg, closure, program.name)
     check_scratch_written_before_read(sdfg, closure, program.name)
     summary = "; ".join(part for part in (reuse.summary(), tally_summary(stencils)) if part)

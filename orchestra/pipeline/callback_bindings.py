@@ -1,0 +1,262 @@
+"""Every callback call site runs with the objects Python mode would pass there, proved by identity.
+
+DaCe keeps a decorated call (``self.halo.fill(self.b)``) in Python as a C
+callback. Arguments it can evaluate while parsing (``self.b``) are captured
+in the callback, which then takes none; the callback's name comes from the
+call's text (``self_halo_fill``), unique only inside the closure of the
+function being parsed. When a nested component's callback reaches its
+caller, DaCe's frontend names it in the caller by the first free symbol
+name, and a later call in the caller with the same text and type *reuses*
+that symbol: the caller's callback runs twice and the nested one never.
+DaCe's closure resolver meanwhile names nested callbacks in another order
+(``self_halo_fill_0``), and which Python object a symbol receives at run
+time is decided by those names matching. Nothing in DaCe checks that
+they do (issue 54: a fill of ``state.temp`` ran where ``state.eta`` was
+written).
+
+Here the names are not trusted:
+
+* :class:`CallbackSites` records, while a program is parsed, each callback
+  the frontend creates: the SDFG it is created in, the symbol it gets
+  there, the callable it calls and the line of the call site.
+* :func:`bind_callbacks` then walks the parsed SDFG from the top. Each
+  nested SDFG's callback symbols are followed through its symbol mapping to
+  the caller; where one symbol of the caller would carry two different
+  callables (compared by identity: the same function on the same object
+  with the same captured argument objects), the nested one gets a symbol of
+  its own. Each top-level callback symbol is then bound, through the
+  program's ``callback_mapping``, to the resolver's callable that is that
+  same binding. A site whose binding cannot be proved (a tasklet calling a
+  callback the record does not know, a binding no resolver callable
+  matches) is a :class:`~orchestra.errors.BuildError` naming the site.
+
+What a symbol receives at run time (:class:`orchestra.calls.fast_path.FastCaller`)
+is ``resolver.callbacks[callback_mapping.get(symbol, symbol)]``; the resolver
+names callbacks deterministically from the source, so a build loaded in
+``Run`` mode binds alike.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Callable, Iterator
+
+from orchestra.errors import BuildError
+
+#: The attribute of a parsed SDFG that holds its callback sites (survives DaCe's deepcopy of the SDFG).
+_SITES = "_orchestra_callback_sites"
+
+
+@dataclasses.dataclass(frozen=True)
+class Binding:
+    """What a callback calls: a function, the object it is bound to, and the arguments captured at parse time."""
+
+    function: Any
+    owner: Any  #: ``__self__`` of a bound method; None for a function
+    keywords: tuple
+    constants: tuple  #: per argument: the captured object, or ``_RUNTIME`` for one given at run time
+
+    def same_as(self, other: Binding) -> bool:
+        """True if calling either runs the same Python code on the same objects."""
+        return (
+            self.function is other.function
+            and self.owner is other.owner
+            and self.keywords == other.keywords
+            and len(self.constants) == len(other.constants)
+            and all(_same_object(a, b) for a, b in zip(self.constants, other.constants))
+        )
+
+
+class _Runtime:
+    def __repr__(self) -> str:
+        return "<run-time argument>"
+
+
+_RUNTIME = _Runtime()
+
+
+def _same_object(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    plain = (bool, int, float, complex, str, bytes, type(None))
+    return type(a) is type(b) and isinstance(a, plain) and a == b
+
+
+def binding_of(callback: Callable) -> Binding:
+    """The binding of a callable DaCe keeps as a callback (its flattened wrapper unwrapped)."""
+    from dace.frontend.python import preprocessing
+
+    target, keywords, constants = callback, (), ()
+    code = getattr(callback, "__code__", None)
+    if code is not None and code.co_filename == preprocessing.__file__ and callback.__closure__:
+        cells = dict(zip(code.co_freevars, (cell.cell_contents for cell in callback.__closure__)))
+        if "func" in cells:  # flatten_callback's wrapper: keyword names and captured constants
+            target = cells["func"]
+            keywords = tuple(cells.get("keywords", ()))
+            constants = tuple(
+                unflatten() if constant else _RUNTIME
+                for _position, unflatten, _count, constant in cells.get("instructions", ())
+            )
+    return Binding(getattr(target, "__func__", target), getattr(target, "__self__", None), keywords, constants)
+
+
+@dataclasses.dataclass(frozen=True)
+class Site:
+    """One callback the frontend created: where, under which symbol, calling what."""
+
+    symbol: str
+    expression: str  #: the call as written, ``self.halo.fill``
+    where: str  #: ``file:line``
+    binding: Binding
+    callback: Callable
+
+    def describe(self) -> str:
+        constants = [c for c in self.binding.constants if c is not _RUNTIME]
+        captured = f" with {len(constants)} argument(s) fixed at build time" if constants else ""
+        return f"{self.expression}(...) at {self.where}{captured}"
+
+
+class _SiteTable(dict):
+    """symbol -> sites, kept on an SDFG; a deepcopy of the SDFG shares it (its sites are final)."""
+
+    def __deepcopy__(self, memo: dict) -> _SiteTable:
+        return self
+
+
+class CallbackSites:
+    """Records, inside the ``with`` block (one parse), every callback DaCe's frontend creates."""
+
+    def __enter__(self) -> CallbackSites:
+        from dace.frontend.python.newast import ProgramVisitor
+
+        self._original = original = ProgramVisitor.create_callback
+
+        def recording(visitor: Any, node: Any, create_graph: bool = True) -> Any:
+            from dace.frontend.python import astutils
+
+            sdfg = visitor.sdfg
+            mapped_before = dict(sdfg.callback_mapping)
+            result = original(visitor, node, create_graph)
+            name = astutils.rname(node)
+            entry = visitor.closure.callbacks.get(name) if visitor.closure is not None else None
+            if entry is not None:
+                added = [new for new, old in sdfg.callback_mapping.items() if old == name and new not in mapped_before]
+                symbol = added[0] if added else name
+                expression, callback, _nested = entry
+                site = Site(symbol, str(expression), f"{visitor.filename}:{getattr(node, 'lineno', '?')}",
+                            binding_of(callback), callback)
+                table = sdfg.__dict__.setdefault(_SITES, _SiteTable())
+                table.setdefault(symbol, []).append(site)
+            return result
+
+        ProgramVisitor.create_callback = recording
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        from dace.frontend.python.newast import ProgramVisitor
+
+        ProgramVisitor.create_callback = self._original
+
+
+def bind_callbacks(sdfg: Any, resolver: Any, label: str) -> dict[str, str]:
+    """Bind every callback symbol of the parsed ``sdfg`` to the callable Python mode would call (see the module).
+
+    ``resolver``: the program's resolved closure (what the fast path passes
+    callbacks from). Returns top-level symbol -> resolver name, also written
+    into ``sdfg.callback_mapping``.
+    """
+    needed = _needs(sdfg, label)
+    if not needed:
+        return {}
+    available = [(name, binding_of(entry[1])) for name, entry in sorted((resolver.callbacks if resolver else {}).items())]
+    chosen = {}
+    for symbol, site in sorted(needed.items()):
+        matches = [name for name, binding in available if binding.same_as(site.binding)]
+        if not matches:
+            raise BuildError(
+                f"{label}: the callback {site.describe()} has no callable in the program's closure that calls the "
+                "same function on the same objects, so orchestra cannot prove what it would run; call it with the "
+                "arrays as arguments of the orchestrated method, or report this with the model's call"
+            )
+        name = symbol if symbol in matches else matches[0]
+        chosen[symbol] = name
+        if name == symbol:
+            sdfg.callback_mapping.pop(symbol, None)
+        else:
+            sdfg.callback_mapping[symbol] = name
+    return chosen
+
+
+def _needs(sdfg: Any, label: str) -> dict[str, Site]:
+    """Callback symbol of ``sdfg`` -> the one site it must run, splitting symbols nested SDFGs share wrongly."""
+    from dace import dtypes
+    from dace.sdfg import nodes
+
+    table: dict[str, list[Site]] = sdfg.__dict__.get(_SITES, {})
+    needed: dict[str, Site] = {}
+    for symbol, sites in table.items():
+        for other in sites[1:]:
+            if not other.binding.same_as(sites[0].binding):
+                _refuse_shared(label, sites[0], other)
+        needed[symbol] = sites[0]
+    _check_recorded(sdfg, needed, label)
+    for state in sdfg.states():
+        for node in state.nodes():
+            if not isinstance(node, nodes.NestedSDFG) or node.sdfg is None:
+                continue
+            for inner, site in _needs(node.sdfg, label).items():
+                outer = node.symbol_mapping.get(inner)
+                if outer is None or not re.fullmatch(r"[A-Za-z_]\w*", str(outer)):
+                    raise BuildError(
+                        f"{label}: the callback {site.describe()} is not passed to {node.label} as a symbol "
+                        f"({inner} -> {outer}), so orchestra cannot prove what it runs; please report this"
+                    )
+                outer = str(outer)
+                if outer in needed and not needed[outer].binding.same_as(site.binding):
+                    # the caller's symbol already carries another callable (DaCe reused it by name): a new symbol
+                    fresh = sdfg.find_new_symbol(outer)
+                    sdfg.add_symbol(fresh, node.sdfg.symbols[inner])
+                    node.symbol_mapping[inner] = fresh
+                    outer = fresh
+                elif outer not in sdfg.symbols:
+                    sdfg.add_symbol(outer, node.sdfg.symbols[inner])
+                needed[outer] = site
+    return {symbol: site for symbol, site in needed.items() if isinstance(sdfg.symbols.get(symbol), dtypes.callback)}
+
+
+def _check_recorded(sdfg: Any, recorded: dict[str, Site], label: str) -> None:
+    """Every callback a tasklet of ``sdfg`` itself calls must be one the record knows."""
+    from dace import dtypes
+    from dace.sdfg import nodes
+
+    callbacks = [name for name, kind in sdfg.symbols.items() if isinstance(kind, dtypes.callback)]
+    unknown = [name for name in callbacks if name not in recorded]
+    if not unknown:
+        return
+    for state in sdfg.states():
+        for node in state.nodes():
+            if isinstance(node, nodes.Tasklet):
+                code = node.code.as_string
+                for name in unknown:
+                    if re.search(rf"\b{re.escape(name)}\s*\(", code):
+                        raise BuildError(
+                            f"{label}: {sdfg.name} calls the callback {name} in {node.label}, but orchestra did not "
+                            "see the frontend create it, so it cannot prove which Python object it runs; please "
+                            "report this with the model's call"
+                        )
+
+
+def _refuse_shared(label: str, first: Site, second: Site) -> None:
+    raise BuildError(
+        f"{label}: one callback symbol {first.symbol} stands for two different calls, {first.describe()} and "
+        f"{second.describe()}; orchestra cannot bind both, so it refuses to build a program that would run one of "
+        "them in place of the other; please report this with the model's call"
+    )
+
+
+def sites_of(sdfg: Any) -> Iterator[Site]:
+    """Every recorded callback site of ``sdfg`` and the SDFGs nested in it (for messages and tests)."""
+    for nested in sdfg.all_sdfgs_recursive():
+        for sites in nested.__dict__.get(_SITES, {}).values():
+            yield from sites
