@@ -44,7 +44,7 @@ from typing import Any, Callable, Iterator
 
 from orchestra.errors import BuildError
 
-#: The attribute of a parsed SDFG that holds its callback sites (survives DaCe's deepcopy of the SDFG).
+#: The attribute of a parsed SDFG that holds its callback sites, tasklet -> Site (copied with the SDFG).
 _SITES = "_orchestra_callback_sites"
 
 
@@ -103,9 +103,8 @@ def binding_of(callback: Callable) -> Binding:
 
 @dataclasses.dataclass(frozen=True)
 class Site:
-    """One callback the frontend created: where, under which symbol, calling what."""
+    """One callback call the frontend created: the call as written, where, calling what."""
 
-    symbol: str
     expression: str  #: the call as written, ``self.halo.fill``
     where: str  #: ``file:line``
     binding: Binding
@@ -116,16 +115,18 @@ class Site:
         captured = f" with {len(constants)} argument(s) fixed at build time" if constants else ""
         return f"{self.expression}(...) at {self.where}{captured}"
 
-
-class _SiteTable(dict):
-    """symbol -> sites, kept on an SDFG; a deepcopy of the SDFG shares it (its sites are final)."""
-
-    def __deepcopy__(self, memo: dict) -> _SiteTable:
-        return self
+    def __deepcopy__(self, memo: dict) -> Site:
+        return self  # what it calls is the model's object, never copied
 
 
 class CallbackSites:
-    """Records, inside the ``with`` block (one parse), every callback DaCe's frontend creates."""
+    """Records, inside the ``with`` block (one parse), every callback call DaCe's frontend creates.
+
+    Each site is kept on the SDFG it is created in, keyed by the tasklet that
+    calls it: DaCe renames symbols (a nested SDFG's, to avoid its caller's
+    names) but keeps the tasklet, and a deepcopy of the SDFG (a reused parse)
+    copies the table with its tasklets.
+    """
 
     def __enter__(self) -> CallbackSites:
         from dace.frontend.python.newast import ProgramVisitor
@@ -134,20 +135,18 @@ class CallbackSites:
 
         def recording(visitor: Any, node: Any, create_graph: bool = True) -> Any:
             from dace.frontend.python import astutils
+            from dace.sdfg import nodes
 
-            sdfg = visitor.sdfg
-            mapped_before = dict(sdfg.callback_mapping)
             result = original(visitor, node, create_graph)
-            name = astutils.rname(node)
-            entry = visitor.closure.callbacks.get(name) if visitor.closure is not None else None
-            if entry is not None:
-                added = [new for new, old in sdfg.callback_mapping.items() if old == name and new not in mapped_before]
-                symbol = added[0] if added else name
+            entry = visitor.closure.callbacks.get(astutils.rname(node)) if visitor.closure is not None else None
+            if entry is not None and create_graph:
                 expression, callback, _nested = entry
-                site = Site(symbol, str(expression), f"{visitor.filename}:{getattr(node, 'lineno', '?')}",
+                site = Site(str(expression), f"{visitor.filename}:{getattr(node, 'lineno', '?')}",
                             binding_of(callback), callback)
-                table = sdfg.__dict__.setdefault(_SITES, _SiteTable())
-                table.setdefault(symbol, []).append(site)
+                table = visitor.sdfg.__dict__.setdefault(_SITES, {})
+                for tasklet in visitor.last_block.nodes():
+                    if isinstance(tasklet, nodes.Tasklet):
+                        table[tasklet] = site
             return result
 
         ProgramVisitor.create_callback = recording
@@ -190,66 +189,63 @@ def bind_callbacks(sdfg: Any, resolver: Any, label: str) -> dict[str, str]:
 
 def _needs(sdfg: Any, label: str) -> dict[str, Site]:
     """Callback symbol of ``sdfg`` -> the one site it must run, splitting symbols nested SDFGs share wrongly."""
-    from dace import dtypes
     from dace.sdfg import nodes
 
-    table: dict[str, list[Site]] = sdfg.__dict__.get(_SITES, {})
-    needed: dict[str, Site] = {}
-    for symbol, sites in table.items():
-        for other in sites[1:]:
-            if not other.binding.same_as(sites[0].binding):
-                _refuse_shared(label, sites[0], other)
-        needed[symbol] = sites[0]
-    _check_recorded(sdfg, needed, label)
+    needed = _own_sites(sdfg, label)
     for state in sdfg.states():
         for node in state.nodes():
             if not isinstance(node, nodes.NestedSDFG) or node.sdfg is None:
                 continue
             for inner, site in _needs(node.sdfg, label).items():
-                outer = node.symbol_mapping.get(inner)
-                if outer is None or not re.fullmatch(r"[A-Za-z_]\w*", str(outer)):
+                # a symbol split below (see next) is not passed in yet: it is passed under its own name
+                outer = str(node.symbol_mapping.get(inner, inner))
+                if not re.fullmatch(r"[A-Za-z_]\w*", outer):
                     raise BuildError(
-                        f"{label}: the callback {site.describe()} is not passed to {node.label} as a symbol "
-                        f"({inner} -> {outer}), so orchestra cannot prove what it runs; please report this"
+                        f"{label}: the callback {site.describe()} is passed to {node.label} as {inner} = {outer}, "
+                        "not as a symbol, so orchestra cannot prove what it runs; please report this"
                     )
-                outer = str(outer)
                 if outer in needed and not needed[outer].binding.same_as(site.binding):
                     # the caller's symbol already carries another callable (DaCe reused it by name): a new symbol
-                    fresh = sdfg.find_new_symbol(outer)
-                    sdfg.add_symbol(fresh, node.sdfg.symbols[inner])
-                    node.symbol_mapping[inner] = fresh
-                    outer = fresh
-                elif outer not in sdfg.symbols:
+                    outer = sdfg.find_new_symbol(outer)
+                if outer not in sdfg.symbols:
                     sdfg.add_symbol(outer, node.sdfg.symbols[inner])
+                node.symbol_mapping[inner] = outer
                 needed[outer] = site
-    return {symbol: site for symbol, site in needed.items() if isinstance(sdfg.symbols.get(symbol), dtypes.callback)}
+    return needed
 
 
-def _check_recorded(sdfg: Any, recorded: dict[str, Site], label: str) -> None:
-    """Every callback a tasklet of ``sdfg`` itself calls must be one the record knows."""
+def _own_sites(sdfg: Any, label: str) -> dict[str, Site]:
+    """Callback symbol -> site of each callback a tasklet of ``sdfg`` itself calls; unrecorded calls refused."""
     from dace import dtypes
     from dace.sdfg import nodes
 
     callbacks = [name for name, kind in sdfg.symbols.items() if isinstance(kind, dtypes.callback)]
-    unknown = [name for name in callbacks if name not in recorded]
-    if not unknown:
-        return
+    if not callbacks:
+        return {}
+    calls = re.compile(r"\b(" + "|".join(re.escape(name) for name in callbacks) + r")\s*\(")
+    table: dict = sdfg.__dict__.get(_SITES, {})
+    own: dict[str, Site] = {}
     for state in sdfg.states():
         for node in state.nodes():
-            if isinstance(node, nodes.Tasklet):
-                code = node.code.as_string
-                for name in unknown:
-                    if re.search(rf"\b{re.escape(name)}\s*\(", code):
-                        raise BuildError(
-                            f"{label}: {sdfg.name} calls the callback {name} in {node.label}, but orchestra did not "
-                            "see the frontend create it, so it cannot prove which Python object it runs; please "
-                            "report this with the model's call"
-                        )
+            if not isinstance(node, nodes.Tasklet):
+                continue
+            for symbol in calls.findall(node.code.as_string):
+                site = table.get(node)
+                if site is None:
+                    raise BuildError(
+                        f"{label}: {sdfg.name} calls the callback {symbol} in {node.label}, but orchestra did not "
+                        "see the frontend create that call, so it cannot prove which Python object it runs; "
+                        "please report this with the model's call"
+                    )
+                if symbol in own and not own[symbol].binding.same_as(site.binding):
+                    _refuse_shared(label, symbol, own[symbol], site)
+                own[symbol] = site
+    return own
 
 
-def _refuse_shared(label: str, first: Site, second: Site) -> None:
+def _refuse_shared(label: str, symbol: str, first: Site, second: Site) -> None:
     raise BuildError(
-        f"{label}: one callback symbol {first.symbol} stands for two different calls, {first.describe()} and "
+        f"{label}: one callback symbol {symbol} stands for two different calls, {first.describe()} and "
         f"{second.describe()}; orchestra cannot bind both, so it refuses to build a program that would run one of "
         "them in place of the other; please report this with the model's call"
     )
@@ -258,5 +254,4 @@ def _refuse_shared(label: str, first: Site, second: Site) -> None:
 def sites_of(sdfg: Any) -> Iterator[Site]:
     """Every recorded callback site of ``sdfg`` and the SDFGs nested in it (for messages and tests)."""
     for nested in sdfg.all_sdfgs_recursive():
-        for sites in nested.__dict__.get(_SITES, {}).values():
-            yield from sites
+        yield from nested.__dict__.get(_SITES, {}).values()

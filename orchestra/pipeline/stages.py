@@ -164,8 +164,8 @@ def parse(
         quiet.__exit__(None, None, None)
     closure = getattr(program, "resolver", None)
     # what entered the program follows DaCe 2's nested-SDFG contract; each callback runs what Python mode would
+    bind_callbacks(sdfg, closure, program.name)  # first: restating may fold symbol mappings
     restate_nested_sdfgs(sdfg, program.name)
-    bind_callbacks(sdfg, closure, program.name)
     _save_stage(sdfg, save_to, "0_parsed")
     check_scratch_not_given_to_callbacks(sdfg, closure, program.name)
     check_scratch_written_before_read(sdfg, closure, program.name)
