@@ -212,8 +212,8 @@ class FastCaller:
     def _as_keywords(self, values: list) -> dict[str, Any]:
         keywords = dict(zip(self._runtime_argnames + self._closure_names, values))
         keywords.update(self._callbacks)
-        for name, target in self._callback_mapping.items():
-            keywords[name] = keywords[target]
+        # all at once: a symbol's target may be another symbol's name (orchestra.pipeline.callback_bindings)
+        keywords.update({name: keywords[target] for name, target in self._callback_mapping.items()})
         return keywords
 
     def _validate(self, keywords: dict[str, Any]) -> None:
@@ -283,9 +283,8 @@ class FastCaller:
         keywords = self._as_keywords(values)
         self._validate(keywords)
         for name in self._callbacks:
-            keywords[name] = recorder.wrap(name, keywords[name])
-        for name, target in self._callback_mapping.items():
-            keywords[name] = keywords[target]
+            keywords[name] = recorder.wrap(name, self._callbacks[name])
+        keywords.update({name: keywords[target] for name, target in self._callback_mapping.items()})
         compiled = self._compiled
         try:
             with dace_settings():

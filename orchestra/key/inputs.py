@@ -182,3 +182,22 @@ def orchestra_sources_digest() -> str:
     for path in sorted(p for p in package.rglob("*") if p.suffix in (".py", ".h")):
         digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def array_paths(closure: Any) -> dict[str, str]:
+    """Data name -> access path of every array a resolved closure reads through an object, at any depth.
+
+    DaCe records a nested component's array in its caller's closure under
+    the component's data name (``__g_state_u``); the path is the one the
+    component's own closure gives it (``state.u``).
+    """
+    if closure is None:
+        return {}
+    nested: dict[str, str] = {}
+    for _call, child in getattr(closure, "nested_closures", ()):
+        nested.update(array_paths(child))
+    paths = {}
+    for name, (expression, _desc, _read, from_nested) in closure.closure_arrays.items():
+        expression = str(expression)
+        paths[name] = nested.get(expression, expression) if from_nested else expression
+    return paths

@@ -178,13 +178,35 @@ def bind_callbacks(sdfg: Any, resolver: Any, label: str) -> dict[str, str]:
                 "same function on the same objects, so orchestra cannot prove what it would run; call it with the "
                 "arrays as arguments of the orchestrated method, or report this with the model's call"
             )
-        name = symbol if symbol in matches else matches[0]
-        chosen[symbol] = name
-        if name == symbol:
-            sdfg.callback_mapping.pop(symbol, None)
-        else:
-            sdfg.callback_mapping[symbol] = name
+        chosen[symbol] = symbol if symbol in matches else matches[0]
+    for nested in sdfg.all_sdfgs_recursive():
+        nested.callback_mapping.clear()  # DaCe's by-name mappings: inlining would merge them into the program's
+    apply_bindings(sdfg, chosen, label)
     return chosen
+
+
+def apply_bindings(sdfg: Any, chosen: dict[str, str], label: str) -> None:
+    """Write ``chosen`` (symbol -> resolver name) as the program's ``callback_mapping``, for its callback symbols.
+
+    Run again after the optimize stage: DaCe's symbol renames also rewrite
+    the mapping's values, and inlining merges nested mappings into it. A
+    callback symbol the binding does not know is refused.
+    """
+    from dace import dtypes
+
+    mapping = {}
+    for symbol, kind in sdfg.symbols.items():
+        if not isinstance(kind, dtypes.callback):
+            continue
+        if symbol not in chosen:
+            raise BuildError(
+                f"{label}: after optimization the program calls a callback as {symbol}, which the binding of its "
+                "call sites does not know (a pass renamed it?), so orchestra cannot prove what it runs; "
+                "please report this"
+            )
+        if chosen[symbol] != symbol:
+            mapping[symbol] = chosen[symbol]
+    sdfg.callback_mapping = mapping
 
 
 def _needs(sdfg: Any, label: str) -> dict[str, Site]:

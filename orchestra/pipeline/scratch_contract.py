@@ -116,12 +116,11 @@ def _fixed_arguments(function: Any) -> Iterator[tuple[int, Any]]:
         return
     for position, instruction in enumerate(instructions):
         if len(instruction) == 4 and instruction[3]:  # (first argument, rebuild, count, constant)
-            try:
-                captured = inspect.getclosurevars(instruction[1]).nonlocals
-            except (TypeError, ValueError):
+            try:  # the object now (orchestra.frontend.callback_arguments re-reads it at each call)
+                value = instruction[1]()
+            except Exception:  # noqa: BLE001 (an expression that does not evaluate now names no array)
                 continue
-            if "val" in captured:
-                yield position, captured["val"]
+            yield position, value
 
 
 def _call_site(sdfg: Any, name: str) -> str:

@@ -65,6 +65,9 @@ class ParsedProgram:
     reuse: str = ""
     #: program data name -> where the model holds the array (``state.tracers['qc']``, ``self.lap``)
     array_paths: dict = dataclasses.field(default_factory=dict)
+    #: callback symbol -> the resolver's name of the callable it runs (:mod:`.callback_bindings`);
+    #: None: an SDFG not parsed by :func:`parse` (a test's), whose mapping is left as it is
+    callback_bindings: Optional[dict] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,7 +140,9 @@ def parse(
     sites (None: any may be, count unknown).
     """
     from orchestra.frontend.symbol_inference import fast_symbol_inference
+    from orchestra.key.inputs import array_paths
     from orchestra.pipeline.callback_bindings import CallbackSites, bind_callbacks
+    from orchestra.pipeline.nested_closure_arrays import nested_arrays_by_identity
     from orchestra.pipeline.nested_contract import restate_nested_sdfgs
     from orchestra.pipeline.parse_reuse import ParseReuse
     from orchestra.pipeline.scratch_contract import (
@@ -152,7 +157,7 @@ def parse(
         # a component called from several places is parsed once; stencils found lowered are counted;
         # sizes and strides given as plain numbers are not solved by sympy
         with ParseReuse(repeated) as reuse, lowering_tally() as stencils, fast_symbol_inference(), \
-                CallbackSites():
+                CallbackSites(), nested_arrays_by_identity():
             sdfg = program.to_sdfg(*args, simplify=False, save=False, validate=False, **kwargs)
     except Exception as error:
         from orchestra.pipeline.diagnostics import explain_unreadable, function_of
@@ -164,37 +169,20 @@ def parse(
         quiet.__exit__(None, None, None)
     closure = getattr(program, "resolver", None)
     # what entered the program follows DaCe 2's nested-SDFG contract; each callback runs what Python mode would
-    bind_callbacks(sdfg, closure, program.name)  # first: restating may fold symbol mappings
+    bindings = bind_callbacks(sdfg, closure, program.name)  # first: restating may fold symbol mappings
     restate_nested_sdfgs(sdfg, program.name)
     _save_stage(sdfg, save_to, "0_parsed")
     check_scratch_not_given_to_callbacks(sdfg, closure, program.name)
     check_scratch_written_before_read(sdfg, closure, program.name)
     summary = "; ".join(part for part in (reuse.summary(), tally_summary(stencils)) if part)
-    return ParsedProgram(sdfg, time.perf_counter() - start, summary, array_paths(getattr(program, "resolver", None)))
-
-
-def array_paths(closure: Any) -> dict[str, str]:
-    """Data name -> access path of every array a resolved closure reads through an object, at any depth.
-
-    DaCe records a nested component's array in its caller's closure under
-    the component's data name (``__g_state_u``); the path is the one the
-    component's own closure gives it (``state.u``).
-    """
-    if closure is None:
-        return {}
-    nested: dict[str, str] = {}
-    for _call, child in getattr(closure, "nested_closures", ()):
-        nested.update(array_paths(child))
-    paths = {}
-    for name, (expression, _desc, _read, from_nested) in closure.closure_arrays.items():
-        expression = str(expression)
-        paths[name] = nested.get(expression, expression) if from_nested else expression
-    return paths
+    return ParsedProgram(sdfg, time.perf_counter() - start, summary, array_paths(getattr(program, "resolver", None)),
+                         bindings)
 
 
 def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[Path] = None) -> OptimizedProgram:
     """[SDFG] -> [optimized SDFG]: simplify, expand library nodes, simplify, CPU passes, memory policy."""
     from orchestra.passes.memory import apply_memory_policy, memory_report
+    from orchestra.pipeline.callback_bindings import apply_bindings
     from orchestra.passes.simplify import simplify
 
     start = time.perf_counter()
@@ -228,6 +216,8 @@ def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[
             from orchestra.passes.kernel_timers import add_kernel_timers
 
             add_kernel_timers(sdfg)
+        if parsed.callback_bindings is not None:  # passes rename symbols and merge mappings into it
+            apply_bindings(sdfg, parsed.callback_bindings, sdfg.name)
         _save_stage(sdfg, save_to, "3_optimized")
         sdfg.validate()
     except OrchestraError:

@@ -196,3 +196,39 @@ def test_a_binding_no_closure_callable_matches_is_refused(parsed_reproducer):
     with pytest.raises(BuildError, match=r"self\.halo\.fill\(\.\.\.\) at .*test_callback_bindings\.py:\d+ with 1 "
                                          r"argument\(s\) fixed at build time has no callable"):
         bind_callbacks(sdfg, resolver, "Outer.__call__")
+
+
+# ------------------------------------------- a component called twice reads its own array, not its caller's
+
+
+class Leaf:
+    def __init__(self, config: DaceConfig, halo: Halo) -> None:
+        self.halo, self.b = halo, np.arange(4.0) + 10.0
+        orchestrate(obj=self, config=config)
+
+    def __call__(self):
+        self.halo.fill(self.b)
+
+
+class Caller:
+    """Its own ``self.b`` (written by the program) and a component with a ``self.b`` of its own, called twice."""
+
+    def __init__(self, config: DaceConfig) -> None:
+        self.halo, self.b = Halo(), np.zeros(4)
+        self.leaf = Leaf(config, self.halo)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, q):
+        self.b[:] = 2.0 * q
+        self.leaf()
+        self.leaf()
+
+
+def test_a_component_called_twice_keeps_its_array_apart_from_the_callers_of_the_same_name(tmp_path):
+    results = {}
+    for mode in (DaCeOrchestration.Python, DaCeOrchestration.BuildAndRun):
+        model = Caller(DaceConfig(None, backend=BACKEND, orchestration=mode, cache_root=tmp_path))
+        model(np.arange(4.0))
+        results[mode] = (model.b.copy(), model.leaf.b.copy())
+    python, orchestrated = results[DaCeOrchestration.Python], results[DaCeOrchestration.BuildAndRun]
+    assert np.array_equal(python[0], orchestrated[0]) and np.array_equal(python[1], orchestrated[1]), results
