@@ -20,6 +20,15 @@ from the seed) is edited, and the edited model is rebuilt with
 read rounds, a read of the level below, sweeps, callbacks in between); the
 fields are compared, never the scratch arrays.
 
+``--callbacks`` draws programs of 1-4 nested components sharing callbacks
+instead (``tests/calls/random_callback_programs.py``: build-time and run-time
+callback arguments, the same callback at every depth, loops with run-time
+counts, branches, FrozenStencil and plain gt4py stencils, an attribute
+rebound between calls), each run in ``Python`` mode, ``BuildAndRun`` and
+``Run`` from the cache::
+
+    python scripts/fuzz_programs.py --callbacks --count 300
+
 The exit status is 1 if any program failed. ``--reference dace:cpu``
 (default) runs Python mode exactly as a model does stencil by stencil (one
 library per stencil: about 20 s per stencil on a loaded machine);
@@ -40,6 +49,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from tests.calls.random_callback_programs import check as check_callbacks  # noqa: E402
+from tests.calls.random_callback_programs import generate as generate_callbacks  # noqa: E402
 from tests.fusion.random_programs import Shape, check_edit, check_program, generate  # noqa: E402
 from tests.fusion.scratch_programs import generate as generate_scratch  # noqa: E402
 from tests.fusion.variants import VARIANTS  # noqa: E402
@@ -61,9 +72,14 @@ def main() -> int:
     parser.add_argument("--components", type=int, default=2, help="components per program (with --edits)")
     parser.add_argument("--scratch", action="store_true",
                         help="programs over orchestra.Scratch arrays instead (tests/fusion/scratch_programs.py)")
+    parser.add_argument("--callbacks", action="store_true",
+                        help="programs of nested components and callbacks instead "
+                             "(tests/calls/random_callback_programs.py), also run in Run mode from the cache")
     args = parser.parse_args()
     if args.edits:
         return _check_edits(args)
+    if args.callbacks:
+        return _check_callbacks(args)
 
     seeds = args.seeds if args.seeds else range(args.seed, args.seed + args.count)
     shape = Shape(halo=args.halo)
@@ -115,6 +131,29 @@ def _check_edits(args: argparse.Namespace) -> int:
             _save(args.out, program, {"seed": seed, "edited": edited, "outcome": status})
             failed.append(seed)
     print(f"{len(failed)} of {len(list(seeds))} edits failed" + (f": seeds {failed}, saved in {args.out}" if failed else ""))
+    return 1 if failed else 0
+
+
+def _check_callbacks(args: argparse.Namespace) -> int:
+    """``--callbacks``: each seed in Python mode, BuildAndRun and Run (from the cache), compared bit for bit."""
+    seeds = args.seeds if args.seeds else range(args.seed, args.seed + args.count)
+    work = Path(tempfile.mkdtemp(prefix="fuzz_callbacks_"))
+    failed = []
+    for seed in seeds:
+        start = time.perf_counter()
+        try:
+            outcome = check_callbacks(seed, work, run_mode=True)
+            status = "equal" if not any(outcome.values()) else f"DIFFERS {outcome}"
+        except Exception as error:  # noqa: BLE001 (a failed build is an outcome to report)
+            status = f"FAILED ({type(error).__name__}: {error})"
+        print(f"seed {seed}: {status} ({time.perf_counter() - start:.1f} s)", flush=True)
+        if status != "equal":
+            program = generate_callbacks(seed)
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / f"{program.module_name}.py").write_text(program.source)
+            (args.out / f"{program.module_name}.json").write_text(json.dumps({"seed": seed, "outcome": status}) + "\n")
+            failed.append(seed)
+    print(f"{len(failed)} of {len(list(seeds))} programs failed" + (f": seeds {failed}, saved in {args.out}" if failed else ""))
     return 1 if failed else 0
 
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 
+from orchestra.calls.callback_errors import CallbackGuard, callback_label
 from orchestra.calls.container_watch import ContainerWatch
 from orchestra.key.array_like import ArrayLayout, array_layout, first_overlap, is_scratch
 from orchestra.errors import StaleArgumentsError
@@ -182,6 +183,10 @@ class FastCaller:
         self._closure_getters = [_fast_getter(g) for g in program.closure_arg_mapping.values()]
         resolver = program.resolver
         self._callbacks = {name: entry[1] for name, entry in resolver.callbacks.items()} if resolver else {}
+        #: an exception in a callback ends the call with it (an MPI job with its message)
+        self._guard = CallbackGuard(sdfg.name)
+        self._callbacks = {name: self._guard.wrap(callback_label(name, entry[0], entry[1]), self._callbacks[name])
+                           for name, entry in (resolver.callbacks.items() if resolver else ())}
         self._clock = clock
         if clock is not None:  # each callback adds its time to its own part
             expressions = {name: entry[0] for name, entry in resolver.callbacks.items()} if resolver else {}
@@ -265,6 +270,7 @@ class FastCaller:
         if clock is not None:
             clock.lap("marshal")
         compiled.fast_call(*compiled._lastargs)
+        self._guard.raise_pending()
         if clock is not None:
             clock.lap_library()
         if self._has_return:
@@ -301,6 +307,7 @@ class FastCaller:
             start = time.perf_counter()
             compiled.fast_call(*compiled._lastargs)
             seconds = time.perf_counter() - start
+            self._guard.raise_pending()
             if clock is not None:
                 clock.lap_library()
             recorder.after(keywords)
