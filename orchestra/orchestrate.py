@@ -162,13 +162,18 @@ class OrchestratedProgram:
     def __sdfg__(self, *args: Any, **kwargs: Any) -> Any:
         from orchestra.pipeline.parse_reuse import component_sdfg
 
-        return component_sdfg(self, args, kwargs)
+        self._last_sdfg = component_sdfg(self, args, kwargs)
+        return self._last_sdfg
 
     def __sdfg_signature__(self) -> Any:
         return self.dace_program().__sdfg_signature__()
 
     def __sdfg_closure__(self, reevaluate: Any = None) -> Any:
-        return self.dace_program().__sdfg_closure__(reevaluate)
+        from orchestra.pipeline.callback_bindings import pass_every_callback
+
+        closure = self.dace_program().__sdfg_closure__(reevaluate)
+        sdfg, self._last_sdfg = getattr(self, "_last_sdfg", None), None  # the caller asks right after __sdfg__
+        return pass_every_callback(closure, sdfg) if reevaluate is None and sdfg is not None else closure
 
     def closure_resolver(self, constant_args: Any, given_args: Any, parent_closure: Any = None) -> Any:
         self._fold_objects_given(constant_args)

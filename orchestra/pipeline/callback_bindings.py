@@ -273,6 +273,30 @@ def _refuse_shared(label: str, symbol: str, first: Site, second: Site) -> None:
     )
 
 
+class _PassedForBinding:
+    """Stands for a callback DaCe's closure does not name the way the nested SDFG does (bound by identity later)."""
+
+    def __repr__(self) -> str:
+        return "<callback bound after the parse>"
+
+
+def pass_every_callback(closure: dict[str, Any], sdfg: Any) -> dict[str, Any]:
+    """``closure`` (a nested program's ``__sdfg_closure__``) with every callback symbol of its ``sdfg`` in it.
+
+    A nested SDFG may call a callback under a symbol its program's closure
+    does not have (its own nested components' callbacks, named in another
+    order: see the module); DaCe then does not pass the symbol in and the
+    caller's parse fails with an argument count mismatch. Each missing one
+    is passed as a stand-in: :func:`bind_callbacks` binds every symbol by
+    its recorded call site, never by this value.
+    """
+    from dace import dtypes
+
+    missing = [name for name, kind in sdfg.symbols.items()
+               if isinstance(kind, dtypes.callback) and name not in closure]
+    return {**closure, **{name: _PassedForBinding() for name in missing}} if missing else closure
+
+
 def sites_of(sdfg: Any) -> Iterator[Site]:
     """Every recorded callback site of ``sdfg`` and the SDFGs nested in it (for messages and tests)."""
     for nested in sdfg.all_sdfgs_recursive():
