@@ -20,6 +20,7 @@ from orchestra.errors import (
     OrchestraError,
     RankDisagreementError,
     StaleArgumentsError,
+    VerificationError,
 )
 from orchestra.pipeline.abstract_arrays import abstract_device_storage, builds_without_device
 from orchestra.calls.arguments import compiletime_type
@@ -45,6 +46,7 @@ __all__ = [
     "RankDisagreementError",
     "Scratch",
     "StaleArgumentsError",
+    "VerificationError",
     "abstract_device_storage",
     "builds_without_device",
     "compiletime_type",

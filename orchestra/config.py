@@ -25,6 +25,7 @@ from orchestra.errors import ConfigurationError
 from orchestra.observe.kernel_profile import PROFILE_VARIABLE, PROFILES, profile_from_environment
 from orchestra.observe.replay.recording import record_call_from_environment, record_from_environment
 from orchestra.observe.timings import timings_from_environment
+from orchestra.observe.verify import verify_calls_from_environment
 
 MODE_VARIABLE = "FV3_DACEMODE"
 VERBOSE_VARIABLE = "ORCHESTRA_VERBOSE"
@@ -208,6 +209,11 @@ class DaceConfig:
         record: a folder to record one call of each program into, for
             ``orchestra replay`` (see :mod:`orchestra.observe.replay`); default from
             ``ORCHESTRA_RECORD``; None: nothing recorded.
+        verify: run each orchestrated call also in ``Python`` mode and compare
+            every array it reaches bit for bit (see :mod:`orchestra.observe.verify`);
+            None: off; 0: every call; N: the first N calls of each program.
+            Default from ``ORCHESTRA_VERIFY=1`` and ``ORCHESTRA_VERIFY_CALLS``.
+            Not part of the key: the program is the same.
         record_call: which call to record, counting from 1; default from
             ``ORCHESTRA_RECORD_CALL``, else 2.
             Not part of the key: the same program is timed.
@@ -266,6 +272,7 @@ class DaceConfig:
     timings: bool = dataclasses.field(default_factory=timings_from_environment)
     record: Optional[Path] = dataclasses.field(default_factory=record_from_environment)
     record_call: int = dataclasses.field(default_factory=record_call_from_environment)
+    verify: Optional[int] = dataclasses.field(default_factory=verify_calls_from_environment)
     profile: str = dataclasses.field(default_factory=profile_from_environment)
     lowering_helpers: Optional[int] = dataclasses.field(default_factory=_env_lowering_helpers)
     split_depth: int = dataclasses.field(default_factory=_env_split_depth)

@@ -51,3 +51,7 @@ def as_one_message(error: OrchestraError) -> OrchestraError:
         error.orchestra_cause = cause  # type: ignore[attr-defined]
     error.__cause__, error.__context__, error.__suppress_context__ = None, None, True
     return error.with_traceback(None)
+
+
+class VerificationError(OrchestraError):
+    """``ORCHESTRA_VERIFY``: an orchestrated call computed other values than ``Python`` mode."""

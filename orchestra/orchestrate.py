@@ -32,6 +32,7 @@ from orchestra.calls.arguments import (
     folded_identity,
     is_compiletime_annotation,
     is_folded_object,
+    objects_given,
 )
 from orchestra.calls.fast_path import FastCaller
 from orchestra.calls.mid_call_changes import report_mid_call_changes
@@ -44,6 +45,7 @@ from orchestra.key.folded_values import FoldedValues
 from orchestra.observe import first_call_report, kernel_profile
 from orchestra.observe.replay.record import RecordPlan
 from orchestra.observe.timings import ProgramClock, synchronize_device
+from orchestra.observe.verify import Verifier, python_only
 from orchestra.pipeline.split_builds import SplitRole, split_depth
 from orchestra.toolchain import prepare_gt4py
 
@@ -112,6 +114,8 @@ class OrchestratedProgram:
             if config.record is not None
             else None
         )
+        #: each call also run in Python mode and compared (ORCHESTRA_VERIFY), None unless the config asks
+        self._verify = Verifier(self.label, config.verify, config.rank) if config.verify is not None else None
         functools.update_wrapper(self, function)
 
     # ------------------------------------------------------------------ naming
@@ -180,24 +184,8 @@ class OrchestratedProgram:
         return self.current_program().closure_resolver(constant_args, given_args, parent_closure)
 
     def _fold_objects_given(self, constant_args: Optional[dict]) -> None:
-        """A caller's parse gives this component an object DaCe cannot type: fold it in, as at the top.
-
-        ``self.advection(state, dt)`` inside another orchestrated program: the
-        caller's parse knows ``state`` (a value DaCe evaluated, by position or
-        name), this program was created without seeing it. Each such
-        argument becomes compile-time, like ``dace_compiletime_args``, at any
-        depth of the call tree.
-        """
-        if not constant_args:
-            return
-        parameters = list(inspect.signature(self.function).parameters)[1 if self.method_object is not None else 0:]
-        found = set()
-        for position_or_name, value in constant_args.items():
-            name = parameters[position_or_name] if isinstance(position_or_name, int) else position_or_name
-            if isinstance(position_or_name, int) and position_or_name >= len(parameters):
-                continue
-            if name in parameters and is_folded_object(value):
-                found.add(name)
+        """A caller's parse gives this component objects DaCe cannot type: fold them in (:func:`objects_given`)."""
+        found = objects_given(self.function, self.method_object is not None, constant_args)
         self.compiletime_args |= found
         if self._program is not None and found - set(self._program.constant_args):
             self._program = None  # created again with them compile-time
@@ -229,14 +217,20 @@ class OrchestratedProgram:
 
     # ------------------------------------------------------------------- call
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if python_only():  # the Python-mode half of a verified call (orchestra.observe.verify)
+            return self._body(args, kwargs)()
         try:
-            if self._reported:
-                return self._call(args, kwargs)
-            return self._first_call(args, kwargs)
+            if self._verify is not None and self._verify.wants():
+                return self._verify.call(self._body(args, kwargs), lambda: self._run(args, kwargs), self.method_object,
+                                         self._binder.parameter_names, args, kwargs)
+            return self._run(args, kwargs)
         except OrchestraError as error:
             if os.environ.get("ORCHESTRA_TRACEBACK"):
                 raise
             raise as_one_message(error) from None
+
+    def _run(self, args: tuple, kwargs: dict) -> Any:
+        return self._call(args, kwargs) if self._reported else self._first_call(args, kwargs)
 
     def _first_call(self, args: tuple, kwargs: dict) -> Any:
         if split_depth() == 0 and not self.config.on_gpu:  # the job's first call is collective

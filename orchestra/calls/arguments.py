@@ -31,7 +31,7 @@ from __future__ import annotations
 import enum
 import inspect
 import numbers
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -84,6 +84,28 @@ def is_folded_object(value: Any) -> bool:
     return False
 
 
+def objects_given(function: Callable, is_method: bool, constant_args: Optional[dict]) -> set[str]:
+    """Parameters a caller's parse gives objects DaCe cannot type; each is folded in, as at the top.
+
+    ``self.advection(state, dt)`` inside another orchestrated program: the
+    caller's parse knows ``state`` (a value DaCe evaluated, by position or
+    name), the component was created without seeing it. Each such argument
+    becomes compile-time, like ``dace_compiletime_args``, at any depth of the
+    call tree.
+    """
+    if not constant_args:
+        return set()
+    parameters = list(inspect.signature(function).parameters)[1 if is_method else 0:]
+    found = set()
+    for position_or_name, value in constant_args.items():
+        if isinstance(position_or_name, int) and position_or_name >= len(parameters):
+            continue
+        name = parameters[position_or_name] if isinstance(position_or_name, int) else position_or_name
+        if name in parameters and is_folded_object(value):
+            found.add(name)
+    return found
+
+
 class CallBinder:
     """Binds calls of ``function`` (without ``self`` for a method), defaults made explicit."""
 
@@ -106,6 +128,11 @@ class CallBinder:
         #: parameters annotated ``float``: an integer given there is the float Python mode computes with
         self._floats = {index: p.name for index, p in enumerate(parameters) if _declares_float(p.annotation)}
         self._label = label or function.__qualname__
+
+    @property
+    def parameter_names(self) -> list[str]:
+        """The parameters a call binds, in order (``self`` not among them)."""
+        return list(self._names)
 
     def complete(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         """``args``/``kwargs`` with every parameter given; a bad call raises Python's own TypeError.

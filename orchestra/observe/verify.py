@@ -1,0 +1,210 @@
+"""``ORCHESTRA_VERIFY=1``: each orchestrated call also runs in ``Python`` mode, compared bit for bit.
+
+A model new to orchestra should be run this way once: a difference from
+``Python`` mode, whatever its cause (a defect of orchestra or DaCe, a model
+idiom that compiles to something else), is found at the first call that
+shows it, named by where the model holds the array, instead of as a drift
+found days later.
+
+For each verified call of a top-level orchestrated method
+(:func:`verified_call`):
+
+1. every array the call can reach is found, by access path: the arguments
+   (arrays, and arrays inside dataclasses, dicts, lists, tuples and plain
+   objects, such as a ``state``), and what the method's object holds
+   (``self.tmp``, ``self.inner.b``, ``self.fields['eta']``), a few levels
+   deep; each is copied;
+2. the method's body runs as ``Python`` mode runs it (nested components
+   and stencils too), and the arrays are copied again;
+3. the arrays are put back as they were and the orchestrated program runs;
+4. every array is compared bit for bit (NaNs equal where both are). At the
+   first array that differs a :class:`~orchestra.errors.VerificationError`
+   names the call, the array's access path, the first index that differs,
+   both values and how many values differ. The model then holds the
+   orchestrated results, as an unverified run would.
+
+Callbacks run twice per verified call (once per mode): a callback whose
+effect depends on how often it ran (a counter, a clock, an ``n``-th call)
+shows as a difference, and an MPI exchange is made twice by every rank, which
+is harmless. Each rank compares its own arrays; a rank that differs raises
+there (under MPI, an uncaught exception ends the job through orchestra's
+abort handler, :mod:`orchestra.comm.abort`).
+
+Cost: a verified call costs a ``Python``-mode call (the stencils stencil by
+stencil), two copies of every reachable array and the comparison; on the
+README's dycore about the time of a ``Python``-mode step. ``ORCHESTRA_VERIFY_CALLS=N``
+verifies the first ``N`` calls of each program only. At exit one line per
+program says how many calls were verified.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import contextvars
+import dataclasses
+import logging
+import os
+import types
+from typing import Any, Callable, Iterator, Optional
+
+import numpy as np
+
+from orchestra.errors import ConfigurationError, VerificationError
+
+log = logging.getLogger("orchestra")
+
+#: True while a verified call runs its Python-mode half: orchestrated calls inside run their bodies.
+_PYTHON_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("orchestra_python_only", default=False)
+#: How deep the search for arrays goes from an argument or the method's object.
+_DEPTH = 4
+#: Objects of these packages are not searched for the model's arrays (stencils, programs, configs).
+_NOT_SEARCHED = ("gt4py", "dace", "orchestra", "numpy", "mpi4py", "cupy")
+
+
+def verify_calls_from_environment() -> Optional[int]:
+    """Calls to verify per program from ``ORCHESTRA_VERIFY`` / ``ORCHESTRA_VERIFY_CALLS``: None off, 0 every call."""
+    flag = os.environ.get("ORCHESTRA_VERIFY", "").strip().lower()
+    if flag in ("", "0", "off", "no", "false"):
+        return None
+    if flag not in ("1", "on", "yes", "true", "all"):
+        raise ConfigurationError(f"ORCHESTRA_VERIFY={flag!r}: use 1 (verify orchestrated calls) or 0")
+    count = os.environ.get("ORCHESTRA_VERIFY_CALLS", "").strip()
+    if not count:
+        return 0
+    if not count.isdigit() or int(count) < 1:
+        raise ConfigurationError(f"ORCHESTRA_VERIFY_CALLS={count!r} is not a positive number of calls")
+    return int(count)
+
+
+def python_only() -> bool:
+    """True inside the Python-mode half of a verified call (orchestrated methods run their bodies)."""
+    return _PYTHON_ONLY.get()
+
+
+@contextlib.contextmanager
+def _running_python_mode() -> Iterator[None]:
+    token = _PYTHON_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _PYTHON_ONLY.reset(token)
+
+
+@dataclasses.dataclass
+class Verifier:
+    """The verification of one orchestrated program's calls."""
+
+    label: str
+    limit: int  #: calls to verify; 0: every call
+    rank: int = 0
+    verified: int = 0
+    calls: int = 0
+
+    def __post_init__(self) -> None:
+        atexit.register(self._report)
+
+    def wants(self) -> bool:
+        return not python_only() and (self.limit == 0 or self.verified < self.limit)
+
+    def call(self, body: Callable[[], Any], orchestrated: Callable[[], Any], method_object: Any,
+             parameters: list[str], args: tuple, kwargs: dict) -> Any:
+        """Run ``body`` (Python mode), restore the arrays, run ``orchestrated``; raise at the first difference."""
+        self.calls += 1
+        arrays = reachable_arrays(method_object, parameters, args, kwargs)
+        before = {path: _copy(array) for path, array in arrays.items()}
+        with _running_python_mode():
+            body()
+        python = {path: _host(array).copy() for path, array in arrays.items()}
+        for path, array in arrays.items():
+            array[...] = before[path]
+        result = orchestrated()
+        self._compare(arrays, python)
+        self.verified += 1
+        return result
+
+    def _compare(self, arrays: dict[str, Any], python: dict[str, np.ndarray]) -> None:
+        differing = []
+        for path, array in arrays.items():
+            orchestrated, expected = _host(array), python[path]
+            if expected.shape != orchestrated.shape:
+                differing.append((path, None))
+                continue
+            same = (expected == orchestrated) | (np.isnan(expected) & np.isnan(orchestrated)
+                                                 if expected.dtype.kind in "fc" else False)
+            if not np.all(same):
+                differing.append((path, same))
+        if not differing:
+            return
+        path, same = differing[0]
+        where = f"rank {self.rank}: " if self.rank else ""
+        if same is None:
+            detail = f"{path} has shape {_host(arrays[path]).shape}, {python[path].shape} in Python mode"
+        else:
+            index = tuple(int(i) for i in np.argwhere(~same)[0])
+            detail = (f"{path}[{', '.join(map(str, index))}] is {_host(arrays[path])[index].item()!r} orchestrated "
+                      f"and {python[path][index].item()!r} in Python mode ({int((~same).sum())} of {same.size} values differ)")
+        others = ", ".join(p for p, _ in differing[1:6]) + (", ..." if len(differing) > 6 else "")
+        raise VerificationError(
+            f"{where}ORCHESTRA_VERIFY: call {self.calls} of {self.label} differs from Python mode: {detail}"
+            + (f"; also differ: {others}" if others else "")
+            + ". Both ran from the same inputs. If a callback's effect depends on how often it runs, that shows "
+            "here too; otherwise please report it with the model (orchestra must compute what Python mode computes)"
+        )
+
+    def _report(self) -> None:
+        if self.verified and self.rank == 0:
+            log.info("ORCHESTRA_VERIFY: %d call(s) of %s verified bit for bit against Python mode",
+                     self.verified, self.label)
+
+
+def reachable_arrays(method_object: Any, parameters: list[str], args: tuple, kwargs: dict) -> dict[str, Any]:
+    """Access path -> array of every array a call can reach (see the module); each array once."""
+    found: dict[str, Any] = {}
+    seen: set[int] = set()
+    roots = list(zip(parameters, args)) + list(kwargs.items())
+    if method_object is not None:
+        roots.insert(0, ("self", method_object))
+    for name, value in roots:
+        _search(value, name, _DEPTH, found, seen)
+    return found
+
+
+def _search(value: Any, path: str, depth: int, found: dict[str, Any], seen: set[int]) -> None:
+    if id(value) in seen or depth < 0 or value is None or isinstance(value, (str, bytes, int, float, complex, bool)):
+        return
+    seen.add(id(value))
+    if _is_array(value):
+        found[path] = value
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _search(item, f"{path}[{key!r}]", depth - 1, found, seen)
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _search(item, f"{path}[{index}]", depth - 1, found, seen)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type) or _is_model_object(value):
+        for key, item in vars(value).items():
+            _search(item, f"{path}.{key}", depth - 1, found, seen)
+    elif hasattr(value, "data") and _is_array(getattr(value, "data", None)):  # a Quantity-like object
+        _search(value.data, f"{path}.data", depth, found, seen)
+
+
+def _is_array(value: Any) -> bool:
+    return hasattr(value, "__array_interface__") or hasattr(value, "__cuda_array_interface__")
+
+
+def _is_model_object(value: Any) -> bool:
+    if isinstance(value, (type, types.ModuleType, types.FunctionType, types.MethodType)) or not hasattr(value, "__dict__"):
+        return False
+    return not type(value).__module__.split(".")[0] in _NOT_SEARCHED
+
+
+def _copy(array: Any) -> Any:
+    return array.copy()
+
+
+def _host(array: Any) -> np.ndarray:
+    if hasattr(array, "__cuda_array_interface__") and hasattr(array, "get"):
+        return array.get()
+    return np.asarray(array)

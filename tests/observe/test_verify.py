@@ -1,0 +1,100 @@
+"""``ORCHESTRA_VERIFY``: each orchestrated call also runs in Python mode; the first difference is named (issue 54)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import orchestra.pipeline.callback_bindings as callback_bindings
+from orchestra import ConfigurationError, DaceConfig, DaCeOrchestration, VerificationError, dace_inhibitor, orchestrate
+from orchestra.observe.verify import reachable_arrays, verify_calls_from_environment
+
+
+class Halo:
+    @dace_inhibitor
+    def fill(self, q):
+        q[0] = q[-2]
+
+
+class Inner:
+    def __init__(self, config: DaceConfig, halo: Halo) -> None:
+        self.halo, self.b = halo, np.arange(4.0)
+        self.fields = {"eta": np.arange(6.0).reshape(2, 3)}
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, q):
+        self.halo.fill(self.b)
+        self.fields["eta"][:] = self.fields["eta"] + q[0]
+
+
+class Outer:
+    def __init__(self, config: DaceConfig) -> None:
+        self.halo, self.a = Halo(), np.arange(4.0)
+        self.inner = Inner(config, self.halo)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, q):
+        self.inner(q)
+        self.halo.fill(self.a)
+        q[:] = q * 0.5 + self.a
+
+
+def config(tmp_path, verify) -> DaceConfig:
+    return DaceConfig(None, backend="dace:cpu", orchestration=DaCeOrchestration.BuildAndRun, cache_root=tmp_path,
+                      verify=verify)
+
+
+def test_a_correct_model_is_verified_and_ends_with_the_orchestrated_results(tmp_path):
+    reference = Outer(DaceConfig(None, backend="dace:cpu", orchestration=DaCeOrchestration.Python))
+    model = Outer(config(tmp_path, verify=0))
+    q_reference, q = np.arange(4.0), np.arange(4.0)
+    for _ in range(3):
+        reference(q_reference)
+        model(q)
+    assert model.__orchestra_programs__["__call__"]._verify.verified == 3
+    assert np.array_equal(q, q_reference) and np.array_equal(model.inner.fields["eta"], reference.inner.fields["eta"])
+
+
+def test_the_first_difference_is_named_by_access_path_index_and_values(tmp_path, monkeypatch):
+    # the defect of issue 54 put back: callbacks bound by DaCe's names, the nested fill runs the caller's
+    monkeypatch.setattr(callback_bindings, "bind_callbacks", lambda sdfg, resolver, label: None)
+    model = Outer(config(tmp_path, verify=0))
+    with pytest.raises(VerificationError, match=r"call 1 of Outer.__call__ differs from Python mode: self\.inner\.b\[0\] "
+                                                r"is 0\.0 orchestrated and 2\.0 in Python mode \(1 of 4 values differ\)"):
+        model(np.arange(4.0))
+
+
+def test_only_the_first_calls_are_verified_when_asked(tmp_path):
+    model = Outer(config(tmp_path, verify=2))
+    for _ in range(4):
+        model(np.arange(4.0))
+    verifier = model.__orchestra_programs__["__call__"]._verify
+    assert (verifier.verified, verifier.calls) == (2, 2)
+
+
+def test_arrays_are_found_through_the_object_and_the_arguments():
+    import dataclasses
+
+    @dataclasses.dataclass
+    class State:
+        eta: np.ndarray
+        tracers: dict
+
+    model = Outer(DaceConfig(None, backend="dace:cpu", orchestration=DaCeOrchestration.Python))
+    state = State(np.zeros(3), {"qv": np.ones(2)})
+    found = reachable_arrays(model, ["state", "q"], (state, np.zeros(1)), {})
+    assert {"self.a", "self.inner.b", "self.inner.fields['eta']", "state.eta", "state.tracers['qv']", "q"} <= set(found)
+    assert "self.inner.halo" not in found
+
+
+@pytest.mark.parametrize("value, expected", [("", None), ("0", None), ("1", 0)])
+def test_the_setting(monkeypatch, value, expected):
+    monkeypatch.setenv("ORCHESTRA_VERIFY", value)
+    monkeypatch.delenv("ORCHESTRA_VERIFY_CALLS", raising=False)
+    assert verify_calls_from_environment() == expected
+    monkeypatch.setenv("ORCHESTRA_VERIFY", "yes please")
+    with pytest.raises(ConfigurationError, match="ORCHESTRA_VERIFY='yes please'"):
+        verify_calls_from_environment()
+    monkeypatch.setenv("ORCHESTRA_VERIFY", "1")
+    monkeypatch.setenv("ORCHESTRA_VERIFY_CALLS", "5")
+    assert verify_calls_from_environment() == 5
