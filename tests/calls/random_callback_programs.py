@@ -201,7 +201,7 @@ def differing(reference: dict[str, np.ndarray], other: dict[str, np.ndarray]) ->
 def check(seed: int, work: Path, run_mode: bool = False) -> dict[str, list[str]]:
     """Mode -> arrays differing from ``Python`` mode (``BuildAndRun``; ``Run`` from the cache with ``run_mode``)."""
     program = generate(seed)
-    folder, cache = work / "programs", work / "cache"
+    folder, cache = work / "programs", work / "cache" / str(seed)  # one cache per program: lookups stay small
     reference = run(program, folder, "Python", None)
     outcome = {"BuildAndRun": differing(reference, run(program, folder, "BuildAndRun", cache))}
     if run_mode:
