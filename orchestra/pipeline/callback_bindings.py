@@ -26,7 +26,9 @@ Here the names are not trusted:
   with the same captured argument objects), the nested one gets a symbol of
   its own. Each top-level callback symbol is then bound, through the
   program's ``callback_mapping``, to the resolver's callable that is that
-  same binding. A site whose binding cannot be proved (a tasklet calling a
+  same binding. Two calls of one SDFG that DaCe gave one symbol (its
+  ``create_callback`` reuses a symbol of the same text and type) are split
+  the same way. A site whose binding cannot be proved (a tasklet calling a
   callback the record does not know, a binding no resolver callable
   matches) is a :class:`~orchestra.errors.BuildError` naming the site.
 
@@ -260,17 +262,25 @@ def _own_sites(sdfg: Any, label: str) -> dict[str, Site]:
                         "please report this with the model's call"
                     )
                 if symbol in own and not own[symbol].binding.same_as(site.binding):
-                    _refuse_shared(label, symbol, own[symbol], site)
+                    # DaCe reused a symbol it had just made for another call of the same text (a type clash
+                    # with a nested callback's symbol renamed the first): this tasklet gets a symbol of its own
+                    symbol = _own_symbol(sdfg, node, symbol, site, own)
                 own[symbol] = site
     return own
 
 
-def _refuse_shared(label: str, symbol: str, first: Site, second: Site) -> None:
-    raise BuildError(
-        f"{label}: one callback symbol {symbol} stands for two different calls, {first.describe()} and "
-        f"{second.describe()}; orchestra cannot bind both, so it refuses to build a program that would run one of "
-        "them in place of the other; please report this with the model's call"
-    )
+def _own_symbol(sdfg: Any, tasklet: Any, symbol: str, site: Site, own: dict[str, Site]) -> str:
+    """Make ``tasklet`` call a symbol bound to ``site`` alone (one already split off for the same binding, or new)."""
+    from dace.properties import CodeBlock
+
+    split = next((name for name, other in own.items()
+                  if other.binding.same_as(site.binding) and sdfg.symbols.get(name) == sdfg.symbols[symbol]), None)
+    if split is None:
+        split = sdfg.find_new_symbol(symbol)
+        sdfg.add_symbol(split, sdfg.symbols[symbol])
+    code = re.sub(rf"\b{re.escape(symbol)}(\s*\()", rf"{split}\1", tasklet.code.as_string)
+    tasklet.code = CodeBlock(code, tasklet.code.language)
+    return split
 
 
 class _PassedForBinding:
