@@ -20,10 +20,11 @@ it is loaded, every file the load reads must be trusted
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import logging
-from typing import Optional
+from typing import Iterator, Optional
 
 from orchestra.cache.causes import likely_causes
 from orchestra.cache.entry import BuildEntry
@@ -32,7 +33,7 @@ from orchestra.cache.trust import check_trusted
 from orchestra.calls.fast_path import FastCaller
 from orchestra.config import MODE_VARIABLE, DaCeOrchestration, ensure_log_handler
 from orchestra.distributed.coordinator import BuildCoordinator
-from orchestra.errors import MissingBuildError
+from orchestra.errors import ConfigurationError, MissingBuildError
 from orchestra.distributed.key_agreement import KeyTable
 from orchestra.pipeline.build import build_and_publish
 from orchestra.pipeline.lower_ahead import START_AFTER_S, lowering_work
@@ -96,10 +97,31 @@ def cached_build(
         return None
     if not may_build:
         raise MissingBuildError(missing_message(store, keyed, found.reason))
-    with store.lock(keyed.key, lock_timeout_s):
+    with _build_lock(store, keyed, lock_timeout_s):
         if store.lookup(keyed.key, keyed.label).entry is not None:
             return None  # published by another job while this one waited for the lock
         return build_and_publish(keyed, store, rank, processes).seconds
+
+
+@contextlib.contextmanager
+def _build_lock(store: BuildStore, keyed: KeyedRequest, timeout_s: Optional[float]) -> Iterator[None]:
+    """The key's lock; a cache that cannot take it (read-only) is one message saying what to do."""
+    try:
+        lock = store.lock(keyed.key, timeout_s)
+        lock.__enter__()
+    except OSError as error:
+        if error.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise
+        raise ConfigurationError(
+            f"{keyed.label}: the cache {store.root} is not writable ({error.strerror}), and it holds no build of "
+            "this program for these inputs, so BuildAndRun cannot build one there. Build where the cache is "
+            "writable (FV3_DACEMODE=Build), or give a writable cache (ORCHESTRA_CACHE_DIR or DaceConfig(cache_root="
+            "...)); FV3_DACEMODE=Run uses a read-only cache's builds and never writes"
+        ) from error
+    try:
+        yield
+    finally:
+        lock.__exit__(None, None, None)
 
 
 @dataclasses.dataclass(frozen=True)
