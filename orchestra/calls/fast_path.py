@@ -35,6 +35,7 @@ from orchestra.calls.container_watch import ContainerWatch
 from orchestra.key.array_like import ArrayLayout, array_layout, first_overlap, is_scratch
 from orchestra.errors import StaleArgumentsError
 from orchestra.key.expression_reader import expression_reader
+from orchestra.key.inputs import array_paths
 from orchestra.frontend.closure_arrays import shared_arrays
 from orchestra.observe.timings import ProgramClock
 from orchestra.toolchain import dace_settings
@@ -107,21 +108,29 @@ def _check_scalar(name: str, value: Any, dtype: np.dtype) -> None:
 
 
 def _check_layout(name: str, layout: ArrayLayout, desc: Any) -> None:
-    """An array argument must have the shape, dtype and strides (elements) the program was built for."""
+    """An array argument must have the shape, dtype and strides (elements) the program was built for.
+
+    ``name``: as a message shows it (``argument 'q'``, or the access path ``state.salt``).
+    """
     expected = tuple(int(n) for n in desc.shape)
     dtype = desc.dtype.as_numpy_dtype()
-    if layout.shape != expected or layout.dtype != dtype:
+    if layout.dtype != dtype:
         raise StaleArgumentsError(
-            f"argument {name!r} has shape {layout.shape} and dtype {layout.dtype}, but the "
-            f"program was built for shape {expected} and dtype {dtype}; "
-            "arrays may be reallocated between calls but not resized: rebuild for the new sizes"
+            f"{name} is an array of {layout.dtype}, but the program was built for {dtype}: a program computes "
+            f"in the types it was built for; give {dtype} arrays (as on the first call), or build a program for "
+            f"{layout.dtype} (a new model object, whose first call builds for its arrays' types)"
+        )
+    if layout.shape != expected:
+        raise StaleArgumentsError(
+            f"{name} has shape {layout.shape}, but the program was built for shape {expected}; arrays may be "
+            "reallocated between calls but not resized: rebuild for the new sizes"
         )
     # the stride of an axis of extent 1 is never used (DaCe may normalise it)
     strides = tuple(s for s, n in zip(layout.strides, layout.shape) if n > 1)
     expected_strides = tuple(int(s) for s, n in zip(desc.strides, expected) if n > 1)
     if strides != expected_strides:
         raise StaleArgumentsError(
-            f"argument {name!r} has strides {strides} (elements) but the program was built for "
+            f"{name} has strides {strides} (elements) but the program was built for "
             f"{expected_strides}: allocate it with the same layout (same gt4py backend)"
         )
 
@@ -175,7 +184,9 @@ class FastCaller:
         self._closure_names = list(program.closure_arg_mapping)
         closure_arrays = getattr(program.resolver, "closure_arrays", None) or {}
         #: how an array is named in messages: ``argument 'q'``, or the expression it is read by (``self.tmp``)
-        self._shown = {name: str(closure_arrays[name][0]) for name in self._closure_names if name in closure_arrays}
+        paths = array_paths(program.resolver)  # a nested component's array by its own path (``state.salt``)
+        self._shown = {name: paths.get(name, str(closure_arrays[name][0]))
+                       for name in self._closure_names if name in closure_arrays}
         #: whether each array read through ``self`` was scratch (a transient of the program) when built
         self._scratch = {name: bool(getattr(closure_arrays[name][1], "transient", False))
                          for name in self._closure_names if name in closure_arrays}
@@ -240,7 +251,7 @@ class FastCaller:
                 continue
             layout = array_layout(value)
             if layout is not None:
-                _check_layout(name, layout, desc)
+                _check_layout(self._shown.get(name, f"argument {name!r}"), layout, desc)
 
     def _check_shared(self) -> None:
         """Expressions the program reads as one array must still be one memory (most programs have none)."""
