@@ -376,8 +376,12 @@ class BuildCoordinator:
         label: str,
         while_waiting: Sequence[Callable[[], None]] = (),
         while_waiting_after_s: float = 0.0,
+        may_build: bool = True,
     ) -> BuildRound:
         """Let the chosen builder of each key run ``build``; say who ran it and whether a build was made.
+
+        ``may_build``: False in ``Run`` mode, where the chosen ranks only look
+        builds up (the waiting line says so).
 
         ``build`` returns something true if it made a build (not if it found
         one). Every rank returns only once all builds succeeded; a failure on any
@@ -405,9 +409,10 @@ class BuildCoordinator:
                 outcome = _failed(self.rank, caught)
         elif table.first_waiting() == self.rank:
             builder_ranks = table.builder_ranks
+            doing = "to build or find" if may_build else "to find (Run mode: nothing is built)"
             report = (
-                f"{label}: {self.size - len(builder_ranks)} rank(s) waiting for {len(table.builders)} build(s) "
-                f"on rank(s) {builder_ranks}"
+                f"{label}: {self.size - len(builder_ranks)} rank(s) waiting for rank(s) {builder_ranks} "
+                f"{doing} {len(table.builders)} program(s) in the cache"
             )
             log.info("%s", report)
         what = f"building {label}"

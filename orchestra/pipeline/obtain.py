@@ -171,7 +171,7 @@ def ensure_built(
         return built[0] is not None
 
     helping = lowering_work(keyed.callees, records, coordinator.rank, lowering_helpers) if may_build else []
-    round_ = coordinator.run(records, keyed.key, build, keyed.label, helping, START_AFTER_S)
+    round_ = coordinator.run(records, keyed.key, build, keyed.label, helping, START_AFTER_S, may_build)
     return Ensured(built[0], round_.built_anywhere)
 
 
