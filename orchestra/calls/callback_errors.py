@@ -85,11 +85,52 @@ class CallbackGuard:
             raise error
 
 
-def callback_label(name: str, expression: Any, function: Callable) -> str:
-    """How messages name a callback: the call as written (``self.halo.update``), else its function's name."""
-    expression = str(expression)
-    if "." in expression:
-        return expression
+def callback_labels(resolver: Any) -> dict[str, str]:
+    """Callback name -> how messages and timings name it: the call as written (``self.halo.fill``).
+
+    DaCe names a nested component's callback in its caller's closure by the
+    component's own name for it (``self_halo_fill_0``); the expression as
+    written is found in the component's closure, by the callable itself.
+    """
+    if resolver is None:
+        return {}
+    written: dict[int, str] = {}
+    pending = [resolver]
+    while pending:
+        closure = pending.pop()
+        for expression, function, nested in closure.callbacks.values():
+            if not nested and "." in str(expression):
+                written.setdefault(id(function), str(expression))
+        pending.extend(child for _call, child in getattr(closure, "nested_closures", ()))
+    return {name: written.get(id(function), _function_name(name, function))
+            for name, (_expression, function, _nested) in resolver.callbacks.items()}
+
+
+def callback_lines(sdfg: Any) -> dict[str, str]:
+    """Resolver callback name -> ``file:line`` of each call site in the loaded program (from its tasklets)."""
+    import re
+
+    from dace import dtypes
+    from dace.sdfg import nodes
+
+    symbols = [name for name, kind in sdfg.symbols.items() if isinstance(kind, dtypes.callback)]
+    if not symbols:
+        return {}
+    calls = re.compile(r"\b(" + "|".join(re.escape(name) for name in symbols) + r")\s*\(")
+    lines: dict[str, list[str]] = {}
+    for node, _parent in sdfg.all_nodes_recursive():
+        info = getattr(node, "debuginfo", None) if isinstance(node, nodes.Tasklet) else None
+        if info is None or not info.filename:
+            continue
+        for symbol in calls.findall(node.code.as_string):
+            name = sdfg.callback_mapping.get(symbol, symbol)
+            where = f"{info.filename.rsplit('/', 1)[-1]}:{info.start_line}"
+            if where not in lines.setdefault(name, []):
+                lines[name].append(where)
+    return {name: ", ".join(sorted(found)) for name, found in lines.items()}
+
+
+def _function_name(name: str, function: Callable) -> str:
     cells = getattr(function, "__closure__", None) or ()
     names = getattr(getattr(function, "__code__", None), "co_freevars", ())
     target = dict(zip(names, (cell.cell_contents for cell in cells))).get("func", function)

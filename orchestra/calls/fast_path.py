@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 
-from orchestra.calls.callback_errors import CallbackGuard, callback_label
+from orchestra.calls.callback_errors import CallbackGuard, callback_labels, callback_lines
 from orchestra.calls.container_watch import ContainerWatch
 from orchestra.key.array_like import ArrayLayout, array_layout, first_overlap, is_scratch
 from orchestra.errors import StaleArgumentsError
@@ -158,6 +158,17 @@ def check_no_aliasing(names: list[str], keywords: dict[str, Any], shown: Optiona
         )
 
 
+def _callback_sites(origin: Optional[dict]) -> dict[str, str]:
+    """The build's record of where each callback is called (``callback_sites.json``), if it has one."""
+    import json
+    from pathlib import Path
+
+    try:
+        return json.loads((Path(origin["entry"]) / "callback_sites.json").read_text()) if origin else {}
+    except (OSError, KeyError, ValueError):
+        return {}
+
+
 class FastCaller:
     """Calls a loaded program with the arguments of the orchestrated method.
 
@@ -195,15 +206,15 @@ class FastCaller:
         resolver = program.resolver
         self._callbacks = {name: entry[1] for name, entry in resolver.callbacks.items()} if resolver else {}
         #: an exception in a callback ends the call with it (an MPI job with its message)
+        lines = _callback_sites(origin) or callback_lines(sdfg)
+        labels = {name: f"{label} ({lines[name]})" if name in lines else label  # self.halo.fill (model.py:40)
+                  for name, label in callback_labels(resolver).items()}
         self._guard = CallbackGuard(sdfg.name)
-        self._callbacks = {name: self._guard.wrap(callback_label(name, entry[0], entry[1]), self._callbacks[name])
-                           for name, entry in (resolver.callbacks.items() if resolver else ())}
+        self._callbacks = {name: self._guard.wrap(labels[name], function) for name, function in self._callbacks.items()}
         self._clock = clock
         if clock is not None:  # each callback adds its time to its own part
-            expressions = {name: entry[0] for name, entry in resolver.callbacks.items()} if resolver else {}
             self._callbacks = {
-                name: clock.timed_callback(str(expressions.get(name, name)), function)
-                for name, function in self._callbacks.items()
+                name: clock.timed_callback(labels.get(name, name), function) for name, function in self._callbacks.items()
             }
         self._callback_mapping = dict(sdfg.callback_mapping)
         signature = list(sdfg.arglist().keys())

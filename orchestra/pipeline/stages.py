@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import time
 import warnings
@@ -248,6 +249,8 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
 
     from dace.codegen import compiler
 
+    from orchestra.calls.callback_errors import callback_lines
+
     start = time.perf_counter()
     sdfg = optimized.sdfg
     sdfg.build_folder = str(folder)
@@ -257,6 +260,8 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
         try:
             sdfg.save(str(folder / PROGRAM_FILE), hash=False, compress=True)
             _save_signature(sdfg, sdfg.name, folder)  # DaCe names the library after the program
+            # where each callback is called, for messages and timings (the signature has no body)
+            (folder / CALLBACK_SITES_FILE).write_text(json.dumps(callback_lines(sdfg), sort_keys=True))
         except BaseException as error:  # reported by the compiling thread
             saved.append(error)
 
@@ -369,6 +374,8 @@ def _write_hash_header(name: str, code_objects: list, folder: Path) -> None:
 SIGNATURE_FILE = "signature.sdfgz"
 #: The whole optimized program, as built.
 PROGRAM_FILE = "program.sdfgz"
+#: Callback name -> ``file:line`` of its call sites (:func:`orchestra.calls.callback_errors.callback_lines`).
+CALLBACK_SITES_FILE = "callback_sites.json"
 
 
 def _signature_sdfg(sdfg: Any, name: str) -> Any:
