@@ -28,6 +28,7 @@ from orchestra.errors import ConfigurationError
 from orchestra.toolchain.vector_width import (  # noqa: F401 (re-exported: the host flags' public names)
     DEFAULT_VECTOR_WIDTH, VECTOR_WIDTH_VARIABLE, is_x86, vector_width, vector_width_args,
 )
+from orchestra.toolchain.sanitizer import SANITIZE_VARIABLE, sanitize_args  # noqa: F401 (re-exported)
 
 #: Compiler flags shared by orchestrated builds and gt4py stencil builds that
 #: affect numerical results.
@@ -325,8 +326,9 @@ def nvcc_identity() -> str:
 
 
 def host_args(backend: str) -> tuple[str, ...]:
-    """Host compiler flags of an orchestrated build for ``backend`` (CPU builds: with :func:`vector_width_args`)."""
-    return GPU_HOST_ARGS if "gpu" in backend else CPU_ARGS + vector_width_args()
+    """Host compiler flags of an orchestrated build for ``backend`` (CPU builds: with :func:`vector_width_args`
+    and :func:`~orchestra.toolchain.sanitizer.sanitize_args`)."""
+    return GPU_HOST_ARGS if "gpu" in backend else CPU_ARGS + vector_width_args() + sanitize_args()
 
 
 def frozen_settings() -> dict[str, object]:
