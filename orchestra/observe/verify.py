@@ -13,7 +13,7 @@ For each verified call of a top-level orchestrated method
    (arrays, and arrays inside dataclasses, dicts, lists, tuples and plain
    objects, such as a ``state``), and what the method's object holds
    (``self.tmp``, ``self.inner.b``, ``self.fields['eta']``), a few levels
-   deep; each is copied;
+   deep, except ``Scratch`` arrays (the program's own); each is copied;
 2. the method's body runs as ``Python`` mode runs it (nested components
    and stencils too), and the arrays are copied again;
 3. the arrays are put back as they were and the orchestrated program runs;
@@ -51,6 +51,7 @@ from typing import Any, Callable, Iterator, Optional
 import numpy as np
 
 from orchestra.errors import ConfigurationError, VerificationError
+from orchestra.key.array_like import is_scratch
 
 log = logging.getLogger("orchestra")
 
@@ -174,6 +175,8 @@ def _search(value: Any, path: str, depth: int, found: dict[str, Any], seen: set[
     if id(value) in seen or depth < 0 or value is None or isinstance(value, (str, bytes, int, float, complex, bool)):
         return
     seen.add(id(value))
+    if is_scratch(value):
+        return  # the program's own transient: Python mode writes it, the compiled program never does
     if _is_array(value):
         found[path] = value
         return

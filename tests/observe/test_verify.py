@@ -80,11 +80,14 @@ def test_arrays_are_found_through_the_object_and_the_arguments():
         eta: np.ndarray
         tracers: dict
 
+    from orchestra import Scratch
+
     model = Outer(DaceConfig(None, backend="dace:cpu", orchestration=DaCeOrchestration.Python))
+    model.work = Scratch(np.zeros(3))  # the program's own: Python mode writes it, the program never does
     state = State(np.zeros(3), {"qv": np.ones(2)})
     found = reachable_arrays(model, ["state", "q"], (state, np.zeros(1)), {})
     assert {"self.a", "self.inner.b", "self.inner.fields['eta']", "state.eta", "state.tracers['qv']", "q"} <= set(found)
-    assert "self.inner.halo" not in found
+    assert "self.inner.halo" not in found and "self.work" not in found
 
 
 @pytest.mark.parametrize("value, expected", [("", None), ("0", None), ("1", 0)])
