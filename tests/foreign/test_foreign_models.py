@@ -3,7 +3,9 @@
 Each model of this folder is a script of its own (a periodic transport
 model with a tracer dict and sub-cycling, a column physics scheme with
 branches, ``exp`` and a sedimentation sweep, an implicit vertical solver, a
-model whose components all receive one state object). The test builds
+model whose components all receive one state object, a channel ocean
+model whose callbacks fill its own arrays at three depths: before issue 54's
+fixes it differed from ``Python`` mode by up to 13 without a word). The test builds
 orchestra's wheel, installs it into a fresh environment (no editable
 install, no ``.venv`` on the path for orchestra: its dependencies come from
 ``.venv``'s site-packages through a path file), copies each script to a
@@ -32,7 +34,7 @@ import pytest
 from tests.layout_noise import with_layout_noise
 
 ROOT = Path(__file__).resolve().parents[2]
-MODELS = ["periodic_transport", "column_physics", "implicit_diffusion", "one_state"]
+MODELS = ["periodic_transport", "column_physics", "implicit_diffusion", "one_state", "channel_ocean"]
 
 
 @pytest.fixture(scope="module")
