@@ -11,6 +11,7 @@ timings off must record nothing.
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import numpy as np
@@ -69,7 +70,9 @@ def test_each_call_is_split_into_parts_that_add_up(tmp_path):
     clock = _program(model).clock
     assert clock is not None and len(clock.obtaining_calls) == 1  # the build is kept apart
     assert len(clock.calls) == n_calls - 1
-    callback = "callback self.halo.exchange"
+    # named as written, with the line of the call
+    (callback,) = [part for part in clock.calls[0] if part.startswith("callback ")]
+    assert re.fullmatch(r"callback self\.halo\.exchange \(test_timings\.py:\d+\)", callback), callback
     for call in clock.calls:
         assert set(call) == {"total", "library", callback, *OVERHEAD_PARTS}, call
         assert call[callback] >= SLEEP_S
