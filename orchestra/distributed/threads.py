@@ -5,7 +5,7 @@ otherwise, OpenMP starts as many threads as the process may use cores, so
 ``mpirun -n 6`` on a 2-core machine (or 64 unbound ranks on a 64-core node)
 runs 12 (or 4096) threads on 2 (or 64) cores; idle OpenMP threads spin, and
 a step takes 10-300 times longer (measured on the dycore here, 6 ranks on 2
-cores: 1.2-1.4 s per step instead of 4-5 ms; docs/performance.md, "Threads").
+cores: 1.2-1.4 s per step instead of 4-5 ms; docs/performance_log.md, "Threads").
 ``OMP_NUM_THREADS=1`` with one rank per core is the fix every HPC user learns
 once.
 

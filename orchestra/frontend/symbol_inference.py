@@ -9,7 +9,7 @@ A gt4py stencil has a size and a stride symbol per field and axis
 (``__a_I_size``, ``__a_I_stride``...), each equal to a number of the
 argument: 18 trivial equations for a 3-field stencil, solved by sympy's
 general solver in 60-80 ms per call, a third of a parse whose stencils are
-all in gt4py's cache (docs/performance.md, "Build").
+all in gt4py's cache (docs/performance_log.md, "Build").
 
 :func:`fast_symbol_inference` installs, for the duration of a parse, an
 inference that handles exactly that case itself: every dimension that is not

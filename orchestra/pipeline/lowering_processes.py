@@ -1,7 +1,7 @@
 """Processes of the building rank lower the build's stencils while it parses.
 
 Most of a cold build is gt4py lowering each stencil into its SDFG, one
-stencil after another on the building rank (docs/performance.md, "Build").
+stencil after another on the building rank (docs/performance_log.md, "Build").
 Ranks that wait for the build already take a share
 (:mod:`orchestra.pipeline.lower_ahead`); a rank that builds alone, a
 single-process run or a job with fewer ranks than the node has cores, leaves

@@ -66,7 +66,7 @@ def compiler_identity() -> str:
 #: aliasing at run time by default (10 pairs), which stops it too. Neither
 #: changes a result (no reassociation: ``-ffp-contract=off``, no fast-math);
 #: on the dycore at 192 x 192 x 8 they vectorize 49 of the 52 bulk loops
-#: instead of 30 and make the step 1.2x faster (docs/performance.md).
+#: instead of 30 and make the step 1.2x faster (docs/performance_log.md).
 GCC_VECTORIZE_ARGS = (
     "--param", "max-inline-insns-single=2000",
     "--param", "vect-max-version-for-alias-checks=1000",

@@ -22,7 +22,7 @@ VECTOR_WIDTH_VARIABLE = "ORCHESTRA_VECTOR_WIDTH"
 #: There, with full-width AVX-512 units (multiply-add peak 108.7 GF/s per core with
 #: 512-bit loops, 54.7 with 256), the dycore's step ran 0.96-1.08x as fast with 256 as
 #: with 512: its loops are not limited by their arithmetic, and a loop that is would lose
-#: up to half its speed (docs/performance.md). The width changes which lanes run together,
+#: up to half its speed (docs/performance_log.md). The width changes which lanes run together,
 #: never an operation: results are bitwise the same at every width.
 DEFAULT_VECTOR_WIDTH = "compiler"
 _VECTOR_WIDTHS = ("128", "256", "512", "compiler")

@@ -123,7 +123,7 @@ class _StencilWriter:
 
         ``use_all``: read every input (and the scalar) at least once. gt4py
         drops unused parameters from a stencil's SDFG, which orchestration
-        does not handle yet (a separate bug, see docs/performance.md).
+        does not handle yet (a separate bug, see docs/performance_log.md).
         """
         limit = self.reach if limit is None else limit
         required = list(self.inputs) if use_all else []

@@ -28,7 +28,7 @@ name                          what it does                                     m
 
 All change control flow and schedules only, never arithmetic: results stay
 bitwise identical (``tests/benchmarks/test_cpu_passes.py``). Figures:
-``docs/performance.md``.
+``docs/performance_log.md``.
 
 >>> check_cpu_passes(["single_parallel_level", "split_region_maps"])
 ('split_region_maps', 'single_parallel_level')
@@ -54,7 +54,7 @@ CPU_PASS_ORDER = (
 
 #: What a CPU build runs by default: fusion included (kernel states gathered, vertical
 #: merging and scratch planes; the unfused dycore takes 1.25-1.53x the step time at 192x192,
-#: within the noise at 24x24x8: docs/performance.md).
+#: within the noise at 24x24x8: docs/performance_log.md).
 #: ``tile_fused_maps`` stays opt-in.
 DEFAULT_CPU_PASSES = (
     "gather_kernel_states", "merge_vertical_maps", "split_region_maps", "split_region_maps_outer", "shrink_scratch_planes",

@@ -32,7 +32,7 @@ memory), so results stay bitwise identical to ``Python`` mode
 They run as CPU passes, by name (:mod:`orchestra.passes.cpu`).
 ``merge_vertical_maps`` and ``shrink_scratch_planes`` are in the default
 list (the dycore's step 0.80-0.86x at 192x192x8 with its intermediates
-declared scratch, ``docs/performance.md``); a program opts out with
+declared scratch, ``docs/performance_log.md``); a program opts out with
 ``DaceConfig(cpu_passes=UNFUSED_CPU_PASSES)``. ``tile_fused_maps`` stays
 opt-in (block size ``DaceConfig(fusion_block_bytes=...)``). A build with
 debug checks leaves fusion out unless its passes are named; named, the

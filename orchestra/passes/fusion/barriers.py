@@ -7,7 +7,7 @@ memory. A callback that reads no field the first kernel writes (a scalar
 getter such as ``da_min: float = self.grid_info.min_area()``) can often be
 called earlier, before the first stencil, and the two kernels then merge:
 the dycore's stage gained 1.12-1.15x from that one move
-(``docs/performance.md``). orchestra cannot move it itself: a callback is
+(``docs/performance_log.md``). orchestra cannot move it itself: a callback is
 opaque Python and may read any array.
 
 :func:`callback_barriers` lists, in an optimized SDFG, each run of callback
