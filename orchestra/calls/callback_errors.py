@@ -30,6 +30,8 @@ import sys
 import traceback
 from typing import Any, Callable, Optional
 
+#: What a build records beside its library: callback name -> ``file:line`` of its call sites (:func:`callback_lines`).
+CALLBACK_SITES_FILE = "callback_sites.json"
 #: Callbacks skipped after a failure before the process gives up on the call ending (a spinning loop).
 SPIN_LIMIT = 1_000_000
 
@@ -131,9 +133,9 @@ def callback_lines(sdfg: Any) -> dict[str, str]:
 
 
 def _function_name(name: str, function: Callable) -> str:
-    cells = getattr(function, "__closure__", None) or ()
-    names = getattr(getattr(function, "__code__", None), "co_freevars", ())
-    target = dict(zip(names, (cell.cell_contents for cell in cells))).get("func", function)
+    from orchestra.frontend.callback_arguments import flattened
+
+    target = flattened(function).get("func", function)
     target = getattr(target, "__func__", target)
     return getattr(target, "__qualname__", name)
 

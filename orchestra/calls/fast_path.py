@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 
-from orchestra.calls.callback_errors import CallbackGuard, callback_labels, callback_lines
+from orchestra.calls.callback_errors import CALLBACK_SITES_FILE, CallbackGuard, callback_labels, callback_lines
 from orchestra.calls.container_watch import ContainerWatch
 from orchestra.key.array_like import ArrayLayout, array_layout, first_overlap, is_scratch
 from orchestra.errors import StaleArgumentsError
@@ -164,7 +164,7 @@ def _callback_sites(origin: Optional[dict]) -> dict[str, str]:
     from pathlib import Path
 
     try:
-        return json.loads((Path(origin["entry"]) / "callback_sites.json").read_text()) if origin else {}
+        return json.loads((Path(origin["entry"]) / CALLBACK_SITES_FILE).read_text()) if origin else {}
     except (OSError, KeyError, ValueError):
         return {}
 

@@ -38,8 +38,8 @@ def live_callback_arguments() -> Iterator[None]:
 def _live(original: Callable) -> Callable:
     def flatten_callback(func: Callable, node: ast.Call, global_vars: dict[str, Any]) -> Callable:
         callback = original(func, node, global_vars)
-        instructions = _instructions(callback)
-        if not instructions:
+        instructions = flattened(callback).get("instructions")
+        if not isinstance(instructions, list) or not instructions:
             return callback
         written = list(node.args) + [keyword.value for keyword in node.keywords]
         for index, (position, unflatten, count, constant) in enumerate(instructions):
@@ -51,13 +51,21 @@ def _live(original: Callable) -> Callable:
     return flatten_callback
 
 
-def _instructions(callback: Callable) -> list | None:
-    """The list of argument instructions a ``flatten_callback`` wrapper reads (shared with it), if any."""
+def flattened(callback: Any) -> dict[str, Any]:
+    """What DaCe's ``flatten_callback`` wrapper holds (``func``, ``keywords``, ``instructions``); {} for another callable.
+
+    The wrapper keeps the callable and each argument's instruction in its
+    closure; orchestra reads them to bind callbacks by identity
+    (:mod:`orchestra.pipeline.callback_bindings`), name them, check scratch
+    arrays given to them, and re-read their fixed arguments (here).
+    """
+    from dace.frontend.python import preprocessing
+
     code, cells = getattr(callback, "__code__", None), getattr(callback, "__closure__", None)
-    if code is None or not cells:
-        return None
-    found = dict(zip(code.co_freevars, (cell.cell_contents for cell in cells))).get("instructions")
-    return found if isinstance(found, list) else None
+    if code is None or not cells or code.co_filename != preprocessing.__file__:
+        return {}
+    found = dict(zip(code.co_freevars, (cell.cell_contents for cell in cells)))
+    return found if "func" in found else {}
 
 
 def _reader(expression: ast.expr, namespace: dict[str, Any]) -> Callable[..., Any]:

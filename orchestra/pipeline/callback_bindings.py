@@ -45,6 +45,7 @@ import re
 from typing import Any, Callable, Iterator
 
 from orchestra.errors import BuildError
+from orchestra.frontend.callback_arguments import flattened
 
 #: The attribute of a parsed SDFG that holds its callback sites, tasklet -> Site (copied with the SDFG).
 _SITES = "_orchestra_callback_sites"
@@ -87,19 +88,12 @@ def _same_object(a: Any, b: Any) -> bool:
 
 def binding_of(callback: Callable) -> Binding:
     """The binding of a callable DaCe keeps as a callback (its flattened wrapper unwrapped)."""
-    from dace.frontend.python import preprocessing
-
-    target, keywords, constants = callback, (), ()
-    code = getattr(callback, "__code__", None)
-    if code is not None and code.co_filename == preprocessing.__file__ and callback.__closure__:
-        cells = dict(zip(code.co_freevars, (cell.cell_contents for cell in callback.__closure__)))
-        if "func" in cells:  # flatten_callback's wrapper: keyword names and captured constants
-            target = cells["func"]
-            keywords = tuple(cells.get("keywords", ()))
-            constants = tuple(
-                unflatten() if constant else _RUNTIME
-                for _position, unflatten, _count, constant in cells.get("instructions", ())
-            )
+    cells = flattened(callback)  # flatten_callback's wrapper: keyword names and captured constants
+    target = cells.get("func", callback)
+    keywords = tuple(cells.get("keywords", ()))
+    constants = tuple(
+        unflatten() if constant else _RUNTIME for _position, unflatten, _count, constant in cells.get("instructions", ())
+    )
     return Binding(getattr(target, "__func__", target), getattr(target, "__self__", None), keywords, constants)
 
 

@@ -21,10 +21,10 @@ points an earlier write did not cover is the model's responsibility
 
 from __future__ import annotations
 
-import inspect
 from typing import Any, Iterator, Optional
 
 from orchestra.errors import BuildError
+from orchestra.frontend.callback_arguments import flattened
 from orchestra.key.array_like import is_scratch
 
 
@@ -110,10 +110,7 @@ def _callbacks(closure: Any, depth: int = 0) -> Iterator[tuple[str, str, Any]]:
 
 def _fixed_arguments(function: Any) -> Iterator[tuple[int, Any]]:
     """(position, value) of each argument DaCe fixed while parsing (``flatten_callback``'s constants)."""
-    try:
-        instructions = inspect.getclosurevars(function).nonlocals.get("instructions") or ()
-    except (TypeError, ValueError):
-        return
+    instructions = flattened(function).get("instructions") or ()
     for position, instruction in enumerate(instructions):
         if len(instruction) == 4 and instruction[3]:  # (first argument, rebuild, count, constant)
             try:  # the object now (orchestra.frontend.callback_arguments re-reads it at each call)

@@ -370,8 +370,6 @@ def _write_hash_header(name: str, code_objects: list, folder: Path) -> None:
 SIGNATURE_FILE = "signature.sdfgz"
 #: The whole optimized program, as built.
 PROGRAM_FILE = "program.sdfgz"
-#: Callback name -> ``file:line`` of its call sites (:func:`orchestra.calls.callback_errors.callback_lines`).
-CALLBACK_SITES_FILE = "callback_sites.json"
 
 
 def _signature_sdfg(sdfg: Any, name: str) -> Any:
@@ -418,7 +416,7 @@ def _save_signature(sdfg: Any, name: str, folder: Path) -> None:
         stub.save(str(folder / SIGNATURE_FILE), compress=True)
     else:
         log.info("%s: loaders will read the full program (signature differs from its stub)", name)
-    from orchestra.calls.callback_errors import callback_lines
+    from orchestra.calls.callback_errors import CALLBACK_SITES_FILE, callback_lines
 
     (folder / CALLBACK_SITES_FILE).write_text(json.dumps(callback_lines(sdfg), sort_keys=True))
 
