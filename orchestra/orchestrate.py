@@ -20,12 +20,12 @@ import logging
 import os
 import sys
 import time
-import types
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from orchestra.calls.arguments import (
     CallBinder,
+    compiletime_parameters,
     compiletime_values,
     array_layouts,
     arguments_share_memory,
@@ -33,6 +33,7 @@ from orchestra.calls.arguments import (
     is_compiletime_annotation,
     is_folded_object,
     objects_given,
+    with_compiletime_annotations,
 )
 from orchestra.calls.fast_path import FastCaller
 from orchestra.calls.mid_call_changes import report_mid_call_changes
@@ -40,7 +41,7 @@ from orchestra.calls.returns import ReturnedObjects
 from orchestra.config import DaceConfig, ensure_log_handler
 from orchestra.distributed.coordinator import BuildCoordinator, mpi_comm_or_none
 from orchestra.distributed.threads import settle_threads
-from orchestra.errors import BuildError, OrchestraError, as_one_message
+from orchestra.errors import OrchestraError, as_one_message
 from orchestra.key.folded_values import FoldedValues
 from orchestra.observe import first_call_report, kernel_profile
 from orchestra.observe.replay.record import RecordPlan
@@ -50,26 +51,6 @@ from orchestra.pipeline.split_builds import SplitRole, split_depth
 from orchestra.toolchain import prepare_gt4py
 
 log = logging.getLogger("orchestra")
-
-def _with_compiletime_annotations(function: Callable, names: set[str]) -> Callable:
-    """A copy of ``function`` for DaCe: ``names`` annotated ``dace.compiletime``, other hints dropped.
-
-    DaCe turns parameter type hints into data descriptors (``q: Any`` would
-    become a scalar, ``-> None`` a scalar return value); model code's hints are for humans and type checkers,
-    so the program's descriptors always come from the actual arguments.
-    """
-    import dace
-
-    copy = types.FunctionType(
-        function.__code__, function.__globals__, function.__name__, function.__defaults__, function.__closure__
-    )
-    copy.__kwdefaults__ = function.__kwdefaults__
-    copy.__qualname__ = function.__qualname__
-    copy.__module__ = function.__module__
-    copy.__doc__ = function.__doc__
-    copy.__annotations__ = {name: dace.compiletime for name in names}
-    return copy
-
 
 class OrchestratedProgram:
     """One orchestrated function or bound method, built lazily on first call.
@@ -88,6 +69,11 @@ class OrchestratedProgram:
         self.function = function
         self.config = config
         self.method_object = method_object
+        if isinstance(compiletime_args, str):
+            raise TypeError(
+                f"dace_compiletime_args of {self.label_of(function, method_object)} must be a list of "
+                f"parameter names, got the string {compiletime_args!r}: write [{compiletime_args!r}]"
+            )
         self.compiletime_args = set(compiletime_args)
         self._program: Any = None
         self._caller: Optional[FastCaller] = None
@@ -141,20 +127,14 @@ class OrchestratedProgram:
             parameters = list(signature.parameters.values())
             if self.method_object is not None:
                 parameters = parameters[1:]
-            names = set(self.compiletime_args)
-            unknown = names - {p.name for p in parameters}
-            if unknown:
-                raise BuildError(
-                    f"dace_compiletime_args of {self.label} name {sorted(unknown)}, which are not "
-                    f"parameters of it (parameters: {[p.name for p in parameters]})"
-                )
+            names = compiletime_parameters(self.label, self.compiletime_args, [p.name for p in parameters])
             for parameter in parameters:
                 if is_compiletime_annotation(parameter.annotation):
                     names.add(parameter.name)
             for parameter, value in zip(parameters, args or ()):
                 if is_folded_object(value):
                     names.add(parameter.name)
-            function = _with_compiletime_annotations(self.function, names)
+            function = with_compiletime_annotations(self.function, names)
             device = dace.DeviceType.GPU if self.config.on_gpu else dace.DeviceType.CPU
             program = DaceProgram(function, (), {}, False, device, method=self.method_object is not None)
             if self.method_object is not None:

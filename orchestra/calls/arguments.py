@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import enum
 import inspect
+import logging
 import numbers
-from typing import Any, Callable, Optional
+import types
+from typing import Any, Callable, Collection, Optional
 
 import numpy as np
 
@@ -280,3 +282,39 @@ def compiletime_values(program: Any, args: tuple, kwargs: dict) -> dict[str, Any
     """This call's compile-time arguments by name (where folded expressions like ``state.dt`` start)."""
     given = dict(zip(program.argnames, args)) | dict(kwargs)
     return {name: given[name] for name in program.constant_args if name in given}
+
+
+def compiletime_parameters(label: str, requested: Collection[str], parameters: list[str]) -> set[str]:
+    """The ``dace_compiletime_args`` that are parameters of the method; the others ignored, as NDSL does.
+
+    FV3 code gives one list to several methods of different signatures
+    (``["state", "tag"]`` to checkpoint methods without ``tag``); the names a
+    method lacks are logged once at ``info`` so that a typo stays visible.
+    """
+    unknown = set(requested).difference(parameters)
+    if unknown:
+        logging.getLogger("orchestra").info(
+            "%s: dace_compiletime_args %s are not parameters of it (parameters: %s); ignored",
+            label, sorted(unknown), parameters,
+        )
+    return set(requested).intersection(parameters)
+
+
+def with_compiletime_annotations(function: Callable, names: set[str]) -> Callable:
+    """A copy of ``function`` for DaCe: ``names`` annotated ``dace.compiletime``, other hints dropped.
+
+    DaCe turns parameter type hints into data descriptors (``q: Any`` would
+    become a scalar, ``-> None`` a scalar return value); model code's hints are for humans and
+    type checkers, so the program's descriptors always come from the actual arguments.
+    """
+    import dace
+
+    copy = types.FunctionType(
+        function.__code__, function.__globals__, function.__name__, function.__defaults__, function.__closure__
+    )
+    copy.__kwdefaults__ = function.__kwdefaults__
+    copy.__qualname__ = function.__qualname__
+    copy.__module__ = function.__module__
+    copy.__doc__ = function.__doc__
+    copy.__annotations__ = {name: dace.compiletime for name in names}
+    return copy
