@@ -26,3 +26,16 @@ def to_host(array: Any) -> np.ndarray:
     if array_module(array) is not np:
         return array.get()
     return np.asarray(array)
+
+
+def array_of(value: Any) -> Any:
+    """The array itself: ``value.data`` for a Quantity-like container, else ``value``.
+
+    A container holds its array in ``.data`` (NDSL's ``Quantity``); numpy's and
+    cupy's own ``.data`` (a buffer, a device pointer) have no ``dtype``, so
+    arrays are returned unchanged.
+    """
+    data = getattr(value, "data", None)
+    if data is not None and all(hasattr(data, a) for a in ("shape", "dtype", "strides")):
+        return data
+    return value

@@ -51,9 +51,11 @@ from typing import Any, Iterable, Optional, Protocol, Sequence
 import numpy as np
 
 from orchestra.comm import halo_packing as packing
-from orchestra.comm.array_module import array_module
+from orchestra.calls.callbacks import dace_inhibitor
+from orchestra.comm.array_module import array_module, array_of
 from orchestra.comm.errors import DecompositionError, HaloExchangeError
 from orchestra.comm.halo_plan import HaloTransfer, plan_halo
+from orchestra.comm.walls import WallFill, Walls
 
 
 class Communicator(Protocol):
@@ -144,6 +146,7 @@ class _Exchange:
         self.packing = strategy(xp, arrays, self.sends, self.receives, n_scalars)
         #: Recorded on the device's stream after the last unpacking; None on the host.
         self.unpacked: Any = None
+        self.n_scalars = n_scalars
 
     def start(self, comm: Communicator, arrays: Sequence[Any]) -> list[Any]:
         """Post receives, pack and post sends; returns the requests."""
@@ -199,7 +202,10 @@ class HaloUpdater:
         halo.update_vector(u, v)          # one vector pair (or lists of pairs)
 
     All ranks must make the same sequence of calls with arrays of matching
-    shapes. See the module docstring for the corner convention.
+    shapes. See the module docstring for the corner convention. Arrays may be
+    Quantity-like containers (their ``.data`` is exchanged). The exchange
+    methods are ``dace_inhibitor`` callbacks: orchestrated code calls them as
+    written, on arrays it was given, at any depth.
     """
 
     def __init__(
@@ -208,19 +214,22 @@ class HaloUpdater:
         n_halo: int,
         stage_through_host: Optional[bool] = None,
         indexed_packing: Optional[bool] = None,
+        walls: Optional[Walls] = None,
     ) -> None:
         """``stage_through_host``: None decides per array module (device arrays are
         staged unless ``ORCHESTRA_CUDA_AWARE_MPI=1``); True forces staging (also
         for numpy arrays, which is how the staging path is tested on CPU).
         ``indexed_packing``: None packs device arrays with one indexed copy per
         array and numpy arrays slice by slice; True forces indexed copies (how
-        the CPU tests check the GPU's indices)."""
+        the CPU tests check the GPU's indices). ``walls``: how ghost rows beyond channel
+        walls are filled at the end of ``wait`` (:mod:`orchestra.comm.walls`; None: untouched)."""
         if isinstance(n_halo, bool) or not isinstance(n_halo, (int, np.integer)) or n_halo < 1:
             raise DecompositionError(f"n_halo must be a positive integer, got {n_halo!r}")
         self._comm = communicator.duplicate()
         self._n_halo = int(n_halo)
         self._staging = stage_through_host
         self._indexed = indexed_packing
+        self._walls = WallFill.for_rank(self._comm.partitioner, self._comm.rank, self._n_halo, walls)
         self._exchanges: dict[tuple[Any, ...], _Exchange] = {}
         self._pending: Optional[tuple[Optional[_Exchange], list[Any], list[Any]]] = None
 
@@ -242,6 +251,7 @@ class HaloUpdater:
                 f"got shape {getattr(array, 'shape', None)}"
             )
 
+    @dace_inhibitor
     def start_fields(
         self, scalars: Sequence[Any] = (), vector_pairs: Iterable[tuple[Any, Any]] = ()
     ) -> None:
@@ -250,8 +260,9 @@ class HaloUpdater:
             raise HaloExchangeError(
                 "a halo exchange is already in flight: call wait() before starting another"
             )
-        arrays = list(scalars)
+        arrays = [array_of(a) for a in scalars]
         for u, v in vector_pairs:
+            u, v = array_of(u), array_of(v)
             if u.shape != v.shape:
                 raise DecompositionError(
                     f"vector components differ in shape: {u.shape} and {v.shape}"
@@ -275,10 +286,12 @@ class HaloUpdater:
             )
         self._pending = (exchange, arrays, exchange.start(self._comm, arrays))
 
+    @dace_inhibitor
     def start(self, *arrays: Any) -> None:
         """Start updating the halos of scalar ``arrays``; finish with :meth:`wait`."""
         self.start_fields(arrays, ())
 
+    @dace_inhibitor
     def wait(self) -> None:
         """Finish the exchange in flight (from any ``start*``) and fill the halos."""
         if self._pending is None:
@@ -287,20 +300,25 @@ class HaloUpdater:
         self._pending = None
         if exchange is not None:
             exchange.finish(self._comm, arrays, requests)
+            self._walls.fill(arrays, exchange.n_scalars)
 
+    @dace_inhibitor
     def update(self, *arrays: Any) -> None:
         """Update the halos of scalar ``arrays`` (blocking)."""
         self.start(*arrays)
         self.wait()
 
+    @dace_inhibitor
     def start_vector(self, u_arrays: Any, v_arrays: Any) -> None:
         """Start updating vector pairs; each argument is one array or a sequence of them."""
         self.start_fields((), _pairs(u_arrays, v_arrays))
 
+    @dace_inhibitor
     def wait_vector(self) -> None:
         """Finish the exchange started by :meth:`start_vector` (same as :meth:`wait`)."""
         self.wait()
 
+    @dace_inhibitor
     def update_vector(self, u_arrays: Any, v_arrays: Any) -> None:
         """Update the halos of vector pairs, rotating components across tile edges (blocking)."""
         self.start_vector(u_arrays, v_arrays)

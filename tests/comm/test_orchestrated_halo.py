@@ -17,3 +17,12 @@ def test_orchestrated_program_with_callback_halo_matches_python_mode(tmp_path):
     # one code path on a 1x1 cube: exactly one rank (rank 0, tile 0) compiled
     assert sum(line.endswith("built=1") for line in lines) == 1
     assert "OK orchestrated-halo rank=0 built=1" in result.stdout
+
+
+def test_halo_updater_called_as_written_in_orchestrated_code_matches_python_mode(tmp_path):
+    """update, start/wait, update_vector, start_vector/wait_vector on arrays given as arguments, at depth 3."""
+    worker = Path(__file__).parent / "mpi_halo_as_written_worker.py"
+    result = run_mpi(6, worker, str(tmp_path / "cache"), timeout=600)
+    lines = [line for line in result.stdout.splitlines() if line.startswith("OK halo-as-written")]
+    assert len(lines) == 6, result.stdout[-3000:]
+    assert sum(line.endswith("built=1") for line in lines) == 1
