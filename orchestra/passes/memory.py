@@ -47,11 +47,20 @@ def apply_memory_policy(sdfg: Any, pool: bool) -> None:
 
 
 def memory_report(sdfg: Any) -> dict:
-    """Bytes per storage type, split into transient/argument, pooled and top-level."""
+    """Bytes per storage type: ``argument`` (the caller's arrays), ``transient`` (the program's own),
+    of those ``top_level_transient`` and ``pooled``.
+
+    A nested SDFG's non-transient arrays are its caller's memory seen again
+    (a stencil's fields, a component's arguments): only the top level's
+    arguments are counted, once. (Counted at every depth before, the acoustic
+    step of FV3 reported 158.75 MiB of arguments for a 12x12x5 domain.)
+    """
     totals: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for nested in sdfg.all_sdfgs_recursive():
         top_level = nested is sdfg
         for name, desc in nested.arrays.items():
+            if not (desc.transient or top_level):
+                continue
             try:
                 nbytes = int(desc.total_size) * int(desc.dtype.bytes)
             except (TypeError, ValueError):
@@ -66,9 +75,20 @@ def memory_report(sdfg: Any) -> dict:
     return {storage: dict(values) for storage, values in sorted(totals.items())}
 
 
+_WORDS = {
+    "argument": "arguments",
+    "transient": "temporaries",
+    "top_level_transient": "of which allocated once at load",
+    "pooled": "of which pooled",
+}
+
+
 def format_memory_report(report: dict) -> str:
+    """``Default: arguments 1.20 MiB, temporaries 3.40 MiB, of which allocated once at load 3.00 MiB``."""
     lines = []
     for storage, values in report.items():
-        parts = ", ".join(f"{kind} {value / 2**20:.2f} MiB" for kind, value in sorted(values.items()))
+        parts = ", ".join(
+            f"{_WORDS.get(kind, kind)} {values[kind] / 2**20:.2f} MiB" for kind in _WORDS if kind in values
+        )
         lines.append(f"{storage}: {parts}")
     return "; ".join(lines) or "no data"

@@ -32,6 +32,7 @@ from orchestra.passes.cpu import describe_changes
 from orchestra.passes.fusion.barriers import callback_barriers, describe_barriers
 from orchestra.passes.memory import format_memory_report
 from orchestra.pipeline.audit import ParseRecorder, audit_parse
+from orchestra.pipeline.build_warnings import summary_line, write_warnings
 from orchestra.pipeline.lowering_processes import lowering_processes
 from orchestra.pipeline.parse_reuse import repeated_functions
 from orchestra.pipeline.request import KeyedRequest
@@ -138,18 +139,10 @@ def _dace_debug_files_into(staging: Path) -> Iterator[None]:
         raise type(error)(f"{error} (DaCe's copy of the failing SDFG: {', '.join(map(str, kept))})") from error
 
 
-#: The build's warnings (DaCe's and gt4py's), one per line, next to its library.
-WARNINGS_FILE = "build_warnings.log"
-
-
 def _write_warnings(caught: list, staging: Path, rank: int, label: str) -> None:
-    """Write the warnings a build raised to its folder; one console line says how many and where."""
-    if not caught:
-        return
-    lines = [f"{w.filename}:{w.lineno}: {w.category.__name__}: {w.message}" for w in caught]
-    (staging / WARNINGS_FILE).write_text("\n".join(lines) + "\n")
-    log.info("[rank %d] %s: %d warning(s) from DaCe/gt4py while building, written to the build's %s",
-             rank, label, len(lines), WARNINGS_FILE)
+    """Write the warnings a build raised to its folder; one console line names their kinds and counts."""
+    if caught:
+        log.info("[rank %d] %s: %s", rank, label, summary_line(write_warnings(caught, staging)))
 
 
 def _log_closest_difference(keyed: KeyedRequest, store: BuildStore, rank: int) -> None:
