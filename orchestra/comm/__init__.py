@@ -7,6 +7,8 @@ Conventions (fixed; other modules rely on them):
 * Cube geometry and tile connectivity: :mod:`orchestra.comm.cube`.
 * Rank numbering, neighbours and rotations: :mod:`orchestra.comm.partitioner`.
 * Corner handling and vector rotation in halo updates: :mod:`orchestra.comm.halo`.
+* Interface-staggered vectors (``Communicator.synchronize_vector_interfaces``):
+  :mod:`orchestra.comm.vector_interface`.
 
 Importing this package does not import mpi4py (MPI starts at the first
 :meth:`Communicator.world` or abort helper) nor dace.
@@ -35,6 +37,7 @@ from orchestra.comm.partitioner import (
     TileEdges,
     TilePartitioner,
 )
+from orchestra.comm.vector_interface import VectorInterfaceRequest, VectorInterfaceSynchronizer
 
 __all__ = [
     "CallbackHaloExchanger",
@@ -51,6 +54,8 @@ __all__ = [
     "Partitioner",
     "TileEdges",
     "TilePartitioner",
+    "VectorInterfaceRequest",
+    "VectorInterfaceSynchronizer",
     "abort_on_exception",
     "cube_connectivity",
     "edge_link",

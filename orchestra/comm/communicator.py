@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
+from orchestra.calls.callbacks import dace_inhibitor
 from orchestra.comm.abort import abort_on_exception
 from orchestra.comm.array_module import array_module, to_host
 from orchestra.comm.errors import DecompositionError
@@ -25,6 +26,10 @@ from orchestra.comm.partitioner import Partitioner
 
 if TYPE_CHECKING:
     from orchestra.comm.halo import HaloUpdater
+    from orchestra.comm.vector_interface import (
+        VectorInterfaceRequest,
+        VectorInterfaceSynchronizer,
+    )
 
 
 class Communicator:
@@ -40,6 +45,7 @@ class Communicator:
         self._comm = mpi_comm
         self._partitioner = partitioner
         self._tile_comm: Any = None
+        self._interfaces: Optional[VectorInterfaceSynchronizer] = None
 
     @classmethod
     def world(cls, partitioner: Partitioner) -> Communicator:
@@ -228,6 +234,30 @@ class Communicator:
         from orchestra.comm.halo import HaloUpdater
 
         return HaloUpdater(self, n_halo)
+
+    @dace_inhibitor
+    def start_synchronize_vector_interfaces(
+        self, x: Any, y: Any, n_halo: Optional[int] = None
+    ) -> VectorInterfaceRequest:
+        """Start making the edge points shared with neighbours agree; ``.wait()`` the result.
+
+        ``x`` is ``[i cell, j interface]``, ``y`` ``[i interface, j cell]`` (arrays
+        or Quantity-like objects with ``.data``); each rank's south edge of ``x``
+        and west edge of ``y`` overwrite the neighbours' copies of those points,
+        turned across rotated tile edges (:mod:`orchestra.comm.vector_interface`).
+        ``n_halo`` is needed for plain arrays; Quantity-likes give it by their
+        ``origin``. Collective: every rank calls it, in the same order.
+        """
+        if self._interfaces is None:
+            from orchestra.comm.vector_interface import VectorInterfaceSynchronizer
+
+            self._interfaces = VectorInterfaceSynchronizer(self)
+        return self._interfaces.start(x, y, n_halo)
+
+    @dace_inhibitor
+    def synchronize_vector_interfaces(self, x: Any, y: Any, n_halo: Optional[int] = None) -> None:
+        """:meth:`start_synchronize_vector_interfaces` and wait (blocking)."""
+        self.start_synchronize_vector_interfaces(x, y, n_halo).wait()
 
     def abort(self, exit_code: int = 1) -> None:
         """End every rank of the job now."""
