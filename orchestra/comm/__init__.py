@@ -6,6 +6,8 @@ Conventions (fixed; other modules rely on them):
   ghost layers on each horizontal side: shape ``(nx + 2 n_halo, ny + 2 n_halo, ...)``.
 * Cube geometry and tile connectivity: :mod:`orchestra.comm.cube`.
 * Rank numbering, neighbours and rotations: :mod:`orchestra.comm.partitioner`.
+* Periodic and channel domains: :mod:`orchestra.comm.periodic`; channel walls:
+  :mod:`orchestra.comm.walls`.
 * Corner handling and vector rotation in halo updates: :mod:`orchestra.comm.halo`.
 * Interface-staggered vectors (``Communicator.synchronize_vector_interfaces``):
   :mod:`orchestra.comm.vector_interface`.
@@ -29,6 +31,7 @@ from orchestra.comm.cube import (
 from orchestra.comm.errors import DecompositionError, HaloExchangeError
 from orchestra.comm.halo import HaloUpdater
 from orchestra.comm.index_map import IndexMap
+from orchestra.comm.periodic import ChannelPartitioner, PeriodicTilePartitioner
 from orchestra.comm.partitioner import (
     CubedSpherePartitioner,
     Direction,
@@ -38,9 +41,11 @@ from orchestra.comm.partitioner import (
     TilePartitioner,
 )
 from orchestra.comm.vector_interface import VectorInterfaceRequest, VectorInterfaceSynchronizer
+from orchestra.comm.walls import Walls
 
 __all__ = [
     "CallbackHaloExchanger",
+    "ChannelPartitioner",
     "Communicator",
     "CubedSpherePartitioner",
     "DecompositionError",
@@ -52,10 +57,12 @@ __all__ = [
     "IndexMap",
     "Neighbour",
     "Partitioner",
+    "PeriodicTilePartitioner",
     "TileEdges",
     "TilePartitioner",
     "VectorInterfaceRequest",
     "VectorInterfaceSynchronizer",
+    "Walls",
     "abort_on_exception",
     "cube_connectivity",
     "edge_link",

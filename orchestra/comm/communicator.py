@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         VectorInterfaceRequest,
         VectorInterfaceSynchronizer,
     )
+    from orchestra.comm.walls import Walls
 
 
 class Communicator:
@@ -229,11 +230,14 @@ class Communicator:
 
     # --- halo and failure --------------------------------------------------------------
 
-    def halo_updater(self, n_halo: int) -> HaloUpdater:
-        """A :class:`~orchestra.comm.halo.HaloUpdater` (collective: every rank must call)."""
+    def halo_updater(self, n_halo: int, walls: Optional[Walls] = None) -> HaloUpdater:
+        """A :class:`~orchestra.comm.halo.HaloUpdater` (collective: every rank must call).
+
+        ``walls``: the rule for ghost rows beyond channel walls (:mod:`orchestra.comm.walls`).
+        """
         from orchestra.comm.halo import HaloUpdater
 
-        return HaloUpdater(self, n_halo)
+        return HaloUpdater(self, n_halo, walls=walls)
 
     @dace_inhibitor
     def start_synchronize_vector_interfaces(
