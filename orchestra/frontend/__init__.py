@@ -9,6 +9,10 @@ parses for it (the orchestrated method and every callee DaCe parses in turn,
 at any depth) into the equivalent form DaCe accepts, once, before DaCe's own
 preprocessing:
 
+- :mod:`~orchestra.frontend.dead_branches`: a branch ruled out by a flag
+  fixed when the function is parsed (``if self.call_checkpointer:`` False)
+  is emptied, its condition kept (folded and keyed as before): DaCe's
+  closure resolution no longer resolves calls that Python never makes.
 - :mod:`~orchestra.frontend.base_calls`: ``super().m(...)`` and
   ``Base.m(self, ...)`` call the base's function bound to the object.
 - :mod:`~orchestra.frontend.rebinding` and :mod:`~orchestra.frontend.element_reads`:

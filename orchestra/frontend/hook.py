@@ -28,6 +28,7 @@ from orchestra.frontend.call_arguments import hoist_calls_from_arguments
 from orchestra.frontend.callback_arguments import live_callback_arguments
 from orchestra.frontend.callbacks import type_callback_results
 from orchestra.frontend.closure_arrays import one_array_per_memory
+from orchestra.frontend.dead_branches import empty_dead_branches
 from orchestra.frontend.early_returns import single_exit
 from orchestra.frontend.element_reads import copy_element_reads, split_tuple_assignments
 from orchestra.frontend.iterators import index_collection_iterators
@@ -69,6 +70,7 @@ def rewrite(
     copy_element_reads(definition, ParseScope(definition, namespace, runtime), argtypes)  # before the aliases
     split_branch_aliases(definition, ParseScope(definition, namespace, runtime))  # before the aliases
     replace_aliases(definition)
+    empty_dead_branches(definition, ParseScope(definition, namespace, runtime))  # after the aliases: whole branches
     refuse_rebound_arguments(definition, filename, arrays)
     scope = ParseScope(definition, namespace, runtime)
     refuse_model_rebinding(definition, scope, filename)

@@ -941,6 +941,21 @@ class DeadRaise:
         self._axpy(x, y, 0.5)
 
 
+@idiom("a call on `None` in a branch dead for this configuration (`if self.call_checkpointer: self.checkpointer(...)`)",
+       "dyn_core checkpoint methods without a checkpointer")
+class DeadCallOnNone:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        self.checkpointer = None
+        self.call_checkpointer = self.checkpointer is not None
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        if self.call_checkpointer:
+            self.checkpointer("In", x=x, y=y)
+        self._axpy(x, y, 0.5)
+
+
 @idiom("scalar locals from self, math, abs, min and **", "ray_fast, riem_solver3, saturation adjustment",
        call=lambda model, f: model(f.x, f.y, 0.3))
 class ScalarArithmetic:

@@ -102,7 +102,8 @@ class StencilFactory:
 
 
 class QuantityFactory:
-    """Allocates quantities of the grid's full shape on the factory's backend."""
+    """Allocates quantities of the grid's full shape on the factory's backend (one more point along an
+    interface dimension: ``x_interface``, ``y_interface``)."""
 
     def __init__(self, config: DaceConfig, grid_indexing: GridIndexing) -> None:
         self.backend, self.grid_indexing = config.backend, grid_indexing
@@ -111,45 +112,84 @@ class QuantityFactory:
         import gt4py.storage as gt_storage
 
         grid = self.grid_indexing
-        data = gt_storage.zeros(grid.shape, dtype=np.float64, backend=self.backend)
-        return Quantity(data, dims, grid.origin_compute(), grid.domain_compute())
+        stagger = (int("x_interface" in dims), int("y_interface" in dims), 0)
+        shape = tuple(n + s for n, s in zip(grid.shape, stagger))
+        data = gt_storage.zeros(shape, dtype=np.float64, backend=self.backend)
+        extent = tuple(n + s for n, s in zip(grid.domain_compute(), stagger))
+        return Quantity(data, dims, grid.origin_compute(), extent)
 
-    def random(self, seed: int, low: float = -1.0, high: float = 1.0) -> Quantity:
-        quantity = self.zeros()
+    def random(self, seed: int, low: float = -1.0, high: float = 1.0,
+               dims: Sequence[str] = ("x", "y", "z")) -> Quantity:
+        quantity = self.zeros(dims)
         quantity.data[:] = np.random.default_rng(seed).uniform(low, high, quantity.shape)
         return quantity
 
 
-def periodic_halo(array: Any, n_halo: int) -> None:
-    """Fill the halo of a doubly periodic domain (what a halo exchange gives on one tile)."""
-    data = np.asarray(array)
-    data[:n_halo] = data[-2 * n_halo:-n_halo]
-    data[-n_halo:] = data[n_halo:2 * n_halo]
-    data[:, :n_halo] = data[:, -2 * n_halo:-n_halo]
-    data[:, -n_halo:] = data[:, n_halo:2 * n_halo]
+def _period(quantity: Any, axis: int) -> int:
+    """Cells across the doubly periodic tile along ``axis`` (an interface dimension has one point more)."""
+    return quantity.extent[axis] - int(quantity.dims[axis].endswith("_interface"))
+
+
+def periodic_halo(quantity: Quantity, n_halo: int) -> None:
+    """Fill the halo of a doubly periodic domain (what a halo exchange gives on one tile).
+
+    Ghost point ``k`` beyond an edge is the point one period away; on an
+    interface dimension the last compute point is the first one's image.
+    """
+    data = np.asarray(quantity.data)
+    h = n_halo
+    for axis in (0, 1):
+        n, c = _period(quantity, axis), quantity.extent[axis]
+        moved = np.moveaxis(data, axis, 0)
+        moved[:h] = moved[n : n + h]
+        moved[h + c :] = moved[h + c - n : 2 * h + c - n]
+
+
+def periodic_interfaces(x: Quantity, y: Quantity, n_halo: int) -> None:
+    """NDSL's vector interface synchronization on one doubly periodic tile: the north edge of ``x``
+    (on y interfaces) takes the south edge, the east edge of ``y`` (on x interfaces) the west edge."""
+    h = n_halo
+    xd, yd = np.asarray(x.data), np.asarray(y.data)
+    xd[h : h + x.extent[0], h + _period(x, 1)] = xd[h : h + x.extent[0], h]
+    yd[h + _period(y, 0), h : h + y.extent[1]] = yd[h, h : h + y.extent[1]]
 
 
 class WrappedHaloUpdater:
-    """Halo updates of named quantities of a captured state (a dict or an object), kept in Python."""
+    """Halo updates of named quantities of a captured state (a dict or an object), kept in Python.
 
-    def __init__(self, state: Any, names: Sequence[str], n_halo: int = HALO) -> None:
+    ``names`` are scalars, ``x_names``/``y_names`` vector components (NDSL's
+    ``WrappedHaloUpdater(updater, state, qty_x_names, qty_y_names)``); with an
+    ``updater`` (orchestra's ``HaloUpdater``) the exchange goes over MPI, else
+    the domain is one doubly periodic tile. ``interface()`` synchronizes the
+    shared edge points of the one vector pair, through ``comm`` when given.
+    """
+
+    def __init__(self, state: Any, names: Sequence[str], n_halo: int = HALO, x_names: Sequence[str] = (),
+                 y_names: Sequence[str] = (), updater: Any = None, comm: Any = None) -> None:
         self._state, self._names, self._n_halo = state, list(names), n_halo
+        self._x_names, self._y_names = list(x_names), list(y_names)
+        self._updater, self._comm = updater, comm
         self.pending = 0
         self.updates = 0
+        self.interfaces = 0
 
-    def _quantities(self) -> list:
-        if isinstance(self._state, dict):
-            return [self._state[name] for name in self._names]
-        return [getattr(self._state, name) for name in self._names]
+    def _get(self, name: str) -> Any:
+        return self._state[name] if isinstance(self._state, dict) else getattr(self._state, name)
 
     @dace_inhibitor
     def start(self):
         self.pending += 1
+        if self._updater is not None:
+            self._updater.start_fields([self._get(n) for n in self._names],
+                                       [(self._get(x), self._get(y)) for x, y in zip(self._x_names, self._y_names)])
 
     @dace_inhibitor
     def wait(self):
-        for quantity in self._quantities():
-            periodic_halo(getattr(quantity, "data", quantity), self._n_halo)
+        if self._updater is not None:
+            self._updater.wait()
+        else:
+            for name in (*self._names, *self._x_names, *self._y_names):
+                periodic_halo(self._get(name), self._n_halo)
         self.pending -= 1
         self.updates += 1
 
@@ -157,3 +197,12 @@ class WrappedHaloUpdater:
     def update(self):
         self.start()
         self.wait()
+
+    @dace_inhibitor
+    def interface(self):
+        (x_name,), (y_name,) = self._x_names, self._y_names
+        if self._comm is not None:
+            self._comm.synchronize_vector_interfaces(self._get(x_name), self._get(y_name))
+        else:
+            periodic_interfaces(self._get(x_name), self._get(y_name), self._n_halo)
+        self.interfaces += 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 from gt4py.cartesian import gtscript
-from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
+from gt4py.cartesian.gtscript import BACKWARD, FORWARD, PARALLEL, Field, I, J, computation, exp, horizontal, interval, log, region
 
 FloatField = Field[np.float64]
 FloatFieldIJ = Field[gtscript.IJ, np.float64]
@@ -112,3 +112,41 @@ def d_to_a_winds(u: FloatField, v: FloatField, ua: FloatField, va: FloatField):
     with computation(PARALLEL), interval(...):
         ua = 0.5 * (u + u[0, 1, 0])
         va = 0.5 * (v + v[1, 0, 0])
+
+
+def c_grid_pressure(delp: FloatField, pt: FloatField, u: FloatField, v: FloatField,
+                    delpc: FloatField, ptc: FloatField, dt2: float):
+    """A half step of thickness and temperature on the C grid; the tile's first column and row kept."""
+    with computation(PARALLEL), interval(...):
+        delpc = delp + dt2 * (u - u[0, 1, 0] + v - v[1, 0, 0])
+        ptc = (pt * delp + dt2 * (u * pt[0, -1, 0] - v * pt[-1, 0, 0])) / delpc
+        with horizontal(region[I[0], :], region[:, J[0]]):
+            ptc = pt
+
+
+def d_grid_update(delpc: FloatField, ptc: FloatField, delp: FloatField, pt: FloatField, w: FloatField,
+                  dt: float):
+    """The full step from the C-grid values, then a vertical sweep of w (exp and log of FV3's kind)."""
+    with computation(PARALLEL), interval(...):
+        delp = 0.5 * (delp + delpc)
+        pt = pt + dt * (ptc - pt)
+    with computation(FORWARD):
+        with interval(0, 1):
+            w = w * exp(-dt)
+        with interval(1, None):
+            w = 0.5 * (w + w[0, 0, -1]) + dt * log(delp)
+
+
+def wind_update(u: FloatField, v: FloatField, pt: FloatField, dt: float):
+    """D-grid winds pushed by the temperature gradient across their faces."""
+    with computation(PARALLEL), interval(...):
+        u = u - dt * (pt - pt[0, -1, 0])
+        v = v - dt * (pt - pt[-1, 0, 0])
+
+
+def rayleigh_damping(u: FloatField, v: FloatField, w: FloatField, damp: float):
+    """Damping applied top-down (a BACKWARD sweep)."""
+    with computation(BACKWARD), interval(...):
+        u = u * (1.0 - damp)
+        v = v * (1.0 - damp)
+        w = w * (1.0 - damp) + 0.1 * damp * w

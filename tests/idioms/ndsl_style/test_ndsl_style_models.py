@@ -8,13 +8,17 @@ for bit, and its Python callbacks must have run as often.
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Optional
 
 import numpy as np
 import pytest
 
 from orchestra import DaceConfig
+from tests.idioms.ndsl_style.acoustics import AcousticLoop, Checkpointer, DycoreState
 from tests.idioms.ndsl_style.infrastructure import GridIndexing, Quantity, QuantityFactory, StencilFactory
 from tests.idioms.ndsl_style.tracer_advection import TracerAdvection
 from tests.idioms.ndsl_style.transport import FiniteVolumeTransport
@@ -122,3 +126,38 @@ def _winds_run(mode: str, cache: Path) -> list:
 
 def test_quantity_containers_with_a_per_field_origin(cache):
     _assert_equal(_winds_run("Python", cache), _winds_run("BuildAndRun", cache), "D- to C-grid winds")
+
+
+def _acoustic_run(mode: str, cache: Path, checkpointer: Optional[Checkpointer]) -> tuple[list, list]:
+    stencils, quantities = _factories(mode, cache)
+    state = DycoreState.random(quantities, 31)
+    loop = AcousticLoop(stencils, quantities, state, n_split=3, checkpointer=checkpointer)
+    results = []
+    for timestep in (0.3, 0.2):
+        loop(state, timestep)
+        results += [_bytes(getattr(state, field.name)) for field in dataclasses.fields(state)]
+    updaters = loop._halo_updaters
+    counts = [updaters.delp__pt.updates, updaters.u__v.updates, updaters.w.updates, updaters.heat.updates,
+              updaters.interface_u__v.interfaces, updaters.delp__pt.pending]
+    return results, counts
+
+
+@pytest.mark.parametrize("checkpointing", [False, True], ids=["no_checkpointer", "checkpointer"])
+def test_acoustic_loop_with_shared_compiletime_names_and_halo_updater_holders(checkpointing, cache, caplog):
+    """dyn_core's idioms: one compile-time list for methods of different signatures, updaters on a
+    dataclass and on dicts with start/wait/update/interface, dace_nounroll, float getters, returned quantities."""
+    reference = Checkpointer() if checkpointing else None
+    expected, expected_counts = _acoustic_run("Python", cache, reference)
+    orchestrated = Checkpointer() if checkpointing else None
+    with caplog.at_level(logging.INFO, logger="orchestra"):
+        got, counts = _acoustic_run("BuildAndRun", cache, orchestrated)
+    _assert_equal(expected, got, "acoustic loop")
+    assert all(np.isfinite(value.view(np.float64)).all() for value in expected)
+    assert counts == expected_counts == [2 * 4, 2 * 3, 2 * 3, 2, 2, 0]
+    if checkpointing:
+        assert orchestrated.records == reference.records and len(reference.records) == 2 * 3 * 3
+        assert [tag for tag, _ in reference.records[:3]] == ["C_SW-In", "C_SW-Out", "D_SW-In"]
+    ignored = [r.getMessage() for r in caplog.records if "are not parameters of it" in r.getMessage()]
+    # the two methods without ``tag`` say so once each, at info level; _checkpoint_csw has it
+    assert sorted(line.split(":")[0] for line in ignored) == ["AcousticLoop.__call__", "AcousticLoop._checkpoint_dsw_in"]
+    assert all("dace_compiletime_args ['tag'] are not parameters of it" in line for line in ignored)
