@@ -4,6 +4,8 @@ Conventions (fixed; other modules rely on them):
 
 * Fields are local arrays ``[i, j(, k...)]``, cell-centred, with ``n_halo``
   ghost layers on each horizontal side: shape ``(nx + 2 n_halo, ny + 2 n_halo, ...)``.
+  Fields on cell interfaces have one more point along that axis
+  (:mod:`orchestra.comm.staggering`; halo updates need ``domain=(nx, ny)`` for them).
 * Cube geometry and tile connectivity: :mod:`orchestra.comm.cube`.
 * Rank numbering, neighbours and rotations: :mod:`orchestra.comm.partitioner`.
 * Periodic and channel domains: :mod:`orchestra.comm.periodic`; channel walls:

@@ -230,14 +230,21 @@ class Communicator:
 
     # --- halo and failure --------------------------------------------------------------
 
-    def halo_updater(self, n_halo: int, walls: Optional[Walls] = None) -> HaloUpdater:
+    def halo_updater(
+        self,
+        n_halo: int,
+        walls: Optional[Walls] = None,
+        domain: Optional[tuple[int, int]] = None,
+    ) -> HaloUpdater:
         """A :class:`~orchestra.comm.halo.HaloUpdater` (collective: every rank must call).
 
         ``walls``: the rule for ghost rows beyond channel walls (:mod:`orchestra.comm.walls`).
+        ``domain``: this rank's compute domain ``(nx, ny)`` in cells, needed to exchange
+        interface-staggered plain arrays (:mod:`orchestra.comm.staggering`).
         """
         from orchestra.comm.halo import HaloUpdater
 
-        return HaloUpdater(self, n_halo, walls=walls)
+        return HaloUpdater(self, n_halo, walls=walls, domain=domain)
 
     @dace_inhibitor
     def start_synchronize_vector_interfaces(

@@ -24,6 +24,21 @@ is **left untouched**, as are ghost cells beyond the edges of a single tile.
 Models that need values there fill them explicitly (for example by copying
 from one edge neighbour's strip).
 
+Staggered fields. With ``domain=(nx, ny)`` (the rank's compute domain in
+cells) an array may lie on cell interfaces along i, j or both: ``nx + 1 +
+2 n_halo`` points along i instead of ``nx + 2 n_halo`` (Quantity-likes may say
+it by their ``dims`` instead; :mod:`orchestra.comm.staggering`). As in NDSL,
+the halo is every point outside the compute domain, whose two edge points
+along an interface axis are its own: they are *not* written by a halo update
+(:meth:`~orchestra.comm.communicator.Communicator.synchronize_vector_interfaces`
+makes neighbours' copies agree). Edge strips span the compute domain along
+the edge, both edge points included, and come from the edge neighbour; corner
+squares from the diagonal neighbour, untouched at cube corners. Across an
+odd number of quarter turns a vector's u halo is filled from the neighbour's
+v (a D-grid ``u`` on ``[i cell, j interface]`` from ``v`` on ``[i interface,
+j cell]``), turned and signed as above; a scalar staggered along one axis
+only would change shape there and is refused on the cube.
+
 Ordering. Each updater owns a duplicate of the communicator, so exchanges of
 different updaters never match each other's messages. One updater has at most
 one exchange in flight: ``start`` twice, or ``wait`` without ``start``, is a
@@ -44,6 +59,7 @@ MPI may write the buffers again.
 
 from __future__ import annotations
 
+import operator
 import os
 from types import ModuleType
 from typing import Any, Iterable, Optional, Protocol, Sequence
@@ -55,6 +71,7 @@ from orchestra.calls.callbacks import dace_inhibitor
 from orchestra.comm.array_module import array_module, array_of
 from orchestra.comm.errors import DecompositionError, HaloExchangeError
 from orchestra.comm.halo_plan import HaloTransfer, plan_halo
+from orchestra.comm.staggering import CELLS, Stagger, exchange_fields
 from orchestra.comm.walls import WallFill, Walls
 
 
@@ -98,9 +115,14 @@ class _Direction:
     """The messages of one direction (sends or receives) of an exchange: one buffer for all."""
 
     def __init__(
-        self, xp: ModuleType, groups: packing.Groups, arrays: Sequence[Any], staging: bool
+        self,
+        xp: ModuleType,
+        groups: packing.Groups,
+        arrays: Sequence[Any],
+        staging: bool,
+        n_scalars: Optional[int] = None,
     ) -> None:
-        self.layout = packing.Layout(groups, arrays)
+        self.layout = packing.Layout(groups, arrays, n_scalars)
         self.buffer = xp.empty(max(self.layout.nbytes, packing.ALIGN), dtype=np.uint8)
         #: host copy of ``buffer`` handed to MPI when staging
         self.host = _host_buffer(xp, self.buffer.size) if staging else None
@@ -124,29 +146,35 @@ class _Exchange:
         n_scalars: int,
         staging: Optional[bool] = None,
         indexed: Optional[bool] = None,
+        fields: Optional[Sequence[tuple[Stagger, tuple[int, int]]]] = None,
     ) -> None:
+        """``fields``: each array's staggering and compute domain (None: cell-centred, the
+        domain from the shape)."""
         xp = array_module(arrays[0])
         self.xp = xp
         staging = stage_through_host(xp) if staging is None else staging
+        if fields is None:
+            fields = [(CELLS, (a.shape[0] - 2 * n_halo, a.shape[1] - 2 * n_halo)) for a in arrays]
         sends: dict[tuple[int, int], list[HaloTransfer]] = {}
         receives: dict[tuple[int, int], list[HaloTransfer]] = {}
-        for array in arrays:
-            nx, ny = array.shape[0] - 2 * n_halo, array.shape[1] - 2 * n_halo
-            plan = plan_halo(comm.partitioner, comm.rank, nx, ny, n_halo)
+        for stagger, (nx, ny) in fields:
+            plan = plan_halo(comm.partitioner, comm.rank, nx, ny, n_halo, stagger)
             for t in plan.sends:
                 sends.setdefault((t.target_rank, t.direction.index), []).append(t)
             for t in plan.receives:
                 receives.setdefault((t.source_rank, t.direction.index), []).append(t)
         send_groups = [(peer, tag, ts) for (peer, tag), ts in sends.items()]
         receive_groups = [(peer, tag, ts) for (peer, tag), ts in receives.items()]
+        assert all(len(ts) == len(arrays) for _, _, ts in send_groups + receive_groups)
         self.sends = _Direction(xp, send_groups, arrays, staging)
-        self.receives = _Direction(xp, receive_groups, arrays, staging)
+        self.receives = _Direction(xp, receive_groups, arrays, staging, n_scalars)
         indexed = xp is not np if indexed is None else indexed
         strategy = packing.IndexedPacking if indexed else packing.SlicedPacking
         self.packing = strategy(xp, arrays, self.sends, self.receives, n_scalars)
         #: Recorded on the device's stream after the last unpacking; None on the host.
         self.unpacked: Any = None
         self.n_scalars = n_scalars
+        self.staggers = [stagger for stagger, _ in fields]
 
     def start(self, comm: Communicator, arrays: Sequence[Any]) -> list[Any]:
         """Post receives, pack and post sends; returns the requests."""
@@ -201,9 +229,14 @@ class HaloUpdater:
         halo.start(q); ...; halo.wait()   # overlap work with the exchange
         halo.update_vector(u, v)          # one vector pair (or lists of pairs)
 
+        halo = comm.halo_updater(3, domain=(nx, ny))   # staggered fields too:
+        halo.update_vector(u, v)          # u (nx+6, ny+7), v (nx+7, ny+6): D grid
+        halo.update(divgd)                # (nx+7, ny+7): corners
+
     All ranks must make the same sequence of calls with arrays of matching
-    shapes. See the module docstring for the corner convention. Arrays may be
-    Quantity-like containers (their ``.data`` is exchanged). The exchange
+    shapes. See the module docstring for the corner convention and staggered
+    fields. Arrays may be Quantity-like containers (their ``.data`` is
+    exchanged; ``dims`` such as ``("i", "j_interface", "k")`` give the staggering). The exchange
     methods are ``dace_inhibitor`` callbacks: orchestrated code calls them as
     written, on arrays it was given, at any depth.
     """
@@ -215,6 +248,7 @@ class HaloUpdater:
         stage_through_host: Optional[bool] = None,
         indexed_packing: Optional[bool] = None,
         walls: Optional[Walls] = None,
+        domain: Optional[tuple[int, int]] = None,
     ) -> None:
         """``stage_through_host``: None decides per array module (device arrays are
         staged unless ``ORCHESTRA_CUDA_AWARE_MPI=1``); True forces staging (also
@@ -222,9 +256,15 @@ class HaloUpdater:
         ``indexed_packing``: None packs device arrays with one indexed copy per
         array and numpy arrays slice by slice; True forces indexed copies (how
         the CPU tests check the GPU's indices). ``walls``: how ghost rows beyond channel
-        walls are filled at the end of ``wait`` (:mod:`orchestra.comm.walls`; None: untouched)."""
+        walls are filled at the end of ``wait`` (:mod:`orchestra.comm.walls`; None: untouched).
+        ``domain``: this rank's compute domain ``(nx, ny)`` in cells; then each array's
+        staggering follows from its shape (``n + 2 n_halo`` points along an axis: cells,
+        ``n + 1 + 2 n_halo``: interfaces), so interface-staggered fields can be exchanged
+        (:mod:`orchestra.comm.staggering`). None: Quantity-likes say it by their ``dims``,
+        plain arrays are cell-centred."""
         if isinstance(n_halo, bool) or not isinstance(n_halo, (int, np.integer)) or n_halo < 1:
             raise DecompositionError(f"n_halo must be a positive integer, got {n_halo!r}")
+        self._domain = _checked_domain(domain)
         self._comm = communicator.duplicate()
         self._n_halo = int(n_halo)
         self._staging = stage_through_host
@@ -243,6 +283,11 @@ class HaloUpdater:
         """The (duplicated) communicator the updater sends on."""
         return self._comm
 
+    @property
+    def domain(self) -> Optional[tuple[int, int]]:
+        """The compute domain in cells given at construction (None: read off the arrays)."""
+        return self._domain
+
     def _check(self, array: Any) -> None:
         h = self._n_halo
         if getattr(array, "ndim", 0) < 2 or array.shape[0] <= 2 * h or array.shape[1] <= 2 * h:
@@ -260,14 +305,8 @@ class HaloUpdater:
             raise HaloExchangeError(
                 "a halo exchange is already in flight: call wait() before starting another"
             )
-        arrays = [array_of(a) for a in scalars]
-        for u, v in vector_pairs:
-            u, v = array_of(u), array_of(v)
-            if u.shape != v.shape:
-                raise DecompositionError(
-                    f"vector components differ in shape: {u.shape} and {v.shape}"
-                )
-            arrays.extend((u, v))
+        objects = list(scalars) + [x for pair in vector_pairs for x in pair]
+        arrays = [array_of(a) for a in objects]
         for array in arrays:
             self._check(array)
         if arrays and len({array_module(a).__name__ for a in arrays}) > 1:
@@ -278,13 +317,21 @@ class HaloUpdater:
         key = (
             len(scalars),
             tuple((a.shape, a.strides, a.dtype.str, array_module(a).__name__) for a in arrays),
+            tuple(_dims_key(o) for o in objects),
         )
         exchange = self._exchanges.get(key)
         if exchange is None:
-            exchange = self._exchanges[key] = _Exchange(
-                self._comm, self._n_halo, arrays, len(scalars), self._staging, self._indexed
-            )
+            exchange = self._exchanges[key] = self._new_exchange(objects, arrays, len(scalars))
         self._pending = (exchange, arrays, exchange.start(self._comm, arrays))
+
+    def _new_exchange(self, objects: Sequence[Any], arrays: Sequence[Any], n_scalars: int) -> _Exchange:
+        """Check the fields of a new list of arrays and make its buffers and plans."""
+        fields = exchange_fields(
+            objects, arrays, n_scalars, self._n_halo, self._domain, self._comm.partitioner
+        )
+        return _Exchange(
+            self._comm, self._n_halo, arrays, n_scalars, self._staging, self._indexed, fields
+        )
 
     @dace_inhibitor
     def start(self, *arrays: Any) -> None:
@@ -300,7 +347,7 @@ class HaloUpdater:
         self._pending = None
         if exchange is not None:
             exchange.finish(self._comm, arrays, requests)
-            self._walls.fill(arrays, exchange.n_scalars)
+            self._walls.fill(arrays, exchange.n_scalars, exchange.staggers)
 
     @dace_inhibitor
     def update(self, *arrays: Any) -> None:
@@ -325,9 +372,34 @@ class HaloUpdater:
         self.wait()
 
 
+def _dims_key(obj: Any) -> Any:
+    dims = getattr(obj, "dims", None)
+    return None if dims is None else tuple(dims)
+
+
+def _checked_domain(domain: Any) -> Optional[tuple[int, int]]:
+    if domain is None:
+        return None
+    try:
+        nx, ny = (operator.index(n) for n in domain)
+    except (TypeError, ValueError):
+        nx = ny = 0
+    if nx < 1 or ny < 1 or any(isinstance(n, bool) for n in domain):
+        raise DecompositionError(
+            f"domain must be this rank's compute domain in cells, (nx, ny) with positive "
+            f"integers, got {domain!r}"
+        )
+    return nx, ny
+
+
+def _one_field(value: Any) -> bool:
+    """An array or a Quantity-like (its ``.data`` an array), not a sequence of them."""
+    return hasattr(value, "shape") or array_of(value) is not value
+
+
 def _pairs(u_arrays: Any, v_arrays: Any) -> list[tuple[Any, Any]]:
-    us = [u_arrays] if hasattr(u_arrays, "shape") else list(u_arrays)
-    vs = [v_arrays] if hasattr(v_arrays, "shape") else list(v_arrays)
+    us = [u_arrays] if _one_field(u_arrays) else list(u_arrays)
+    vs = [v_arrays] if _one_field(v_arrays) else list(v_arrays)
     if len(us) != len(vs):
         raise DecompositionError(f"{len(us)} u arrays but {len(vs)} v arrays")
     return list(zip(us, vs))

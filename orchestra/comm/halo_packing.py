@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from types import ModuleType
-from typing import Any, Protocol, Sequence
+from typing import Any, Optional, Protocol, Sequence
 
 import numpy as np
 
@@ -117,22 +117,35 @@ def _block_shape(transfer: HaloTransfer, array: Any) -> tuple[int, ...]:
 
 
 class Layout:
-    """Where each message and block of one direction (sends or receives) lies in its buffer."""
+    """Where each message and block of one direction (sends or receives) lies in its buffer.
 
-    def __init__(self, groups: Groups, arrays: Sequence[Any]):
+    Block ``c`` of a message holds the sender's array ``c``. On the send side
+    its shape is that array's source rectangle; on the receive side (give
+    ``n_scalars``) it is the source rectangle of the array it fills, which
+    across an odd number of quarter turns is the other component of a vector
+    pair (a staggered pair's two components differ in shape).
+    """
+
+    def __init__(self, groups: Groups, arrays: Sequence[Any], n_scalars: Optional[int] = None):
         self.groups = list(groups)
         self.messages: list[Message] = []
         #: per message, per array: the block's first element in that array's dtype
         self.block_starts: list[list[int]] = []
+        #: per message, per array: the block's shape, in the sender's orientation
+        self.block_shapes: list[list[tuple[int, ...]]] = []
         offset = 0
         for peer, tag, transfers in groups:
-            start, starts = offset, []
-            for transfer, array in zip(transfers, arrays):
+            start, starts, shapes = offset, [], []
+            for c, array in enumerate(arrays):
+                filled = c if n_scalars is None else _filled_by(c, n_scalars, transfers[0].rotations)
+                shape = _block_shape(transfers[filled], array)
                 item = array.dtype.itemsize
                 starts.append(offset // item)
-                offset += _aligned(int(np.prod(_block_shape(transfer, array))) * item)
+                shapes.append(shape)
+                offset += _aligned(int(np.prod(shape)) * item)
             self.messages.append(Message(peer, tag, start, offset))
             self.block_starts.append(starts)
+            self.block_shapes.append(shapes)
         self.nbytes = offset
 
 
@@ -143,6 +156,14 @@ def _received_component(a: int, n_scalars: int, rotations: int) -> tuple[int, bo
     first = n_scalars + (a - n_scalars) // 2 * 2
     component, sign = VECTOR_TURNS[rotations][a - first]
     return first + component, sign < 0
+
+
+def _filled_by(c: int, n_scalars: int, rotations: int) -> int:
+    """Which array's halo received block ``c`` fills (the inverse of :func:`_received_component`)."""
+    if c < n_scalars:
+        return c
+    first = n_scalars + (c - n_scalars) // 2 * 2
+    return next(a for a in (first, first + 1) if _received_component(a, n_scalars, rotations)[0] == c)
 
 
 def pack_copies(
@@ -177,11 +198,13 @@ def unpack_copies(
 ) -> list[IndexedCopy]:
     """Copies scattering every received block into its halo, turned and signed; one per array and sign."""
     pieces: dict[tuple[int, bool], tuple[list[np.ndarray], list[np.ndarray]]] = {}
-    for (_, _, transfers), starts in zip(layout.groups, layout.block_starts):
+    for (_, _, transfers), starts, shapes in zip(
+        layout.groups, layout.block_starts, layout.block_shapes
+    ):
         n = transfers[0].rotations
         for a, (transfer, array) in enumerate(zip(transfers, arrays)):
             source, negate = _received_component(a, n_scalars, n)
-            shape = _block_shape(transfers[source], arrays[source])
+            shape = shapes[source]
             positions = starts[source] + np.arange(int(np.prod(shape)), dtype=np.int64).reshape(
                 shape
             )
@@ -280,10 +303,9 @@ class IndexedPacking:
 def _block_views(arrays: Sequence[Any], buffers: Buffers) -> list[list[Any]]:
     """Per message, per array: the block's view of the buffer, in the sender's orientation."""
     views = []
-    for (_, _, transfers), starts in zip(buffers.layout.groups, buffers.layout.block_starts):
+    for starts, shapes in zip(buffers.layout.block_starts, buffers.layout.block_shapes):
         message = []
-        for transfer, array, start in zip(transfers, arrays, starts):
-            shape = _block_shape(transfer, array)
+        for array, start, shape in zip(arrays, starts, shapes):
             size = int(np.prod(shape))
             message.append(buffers.typed[array.dtype.str][start : start + size].reshape(shape))
         views.append(message)

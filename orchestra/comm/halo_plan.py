@@ -11,6 +11,15 @@ cells, never extrapolated.
 Rectangles without an owner are not in the plan and are left untouched:
 beyond the edges of a single tile, and the corner squares of a cube corner,
 where three tiles meet and the diagonal neighbour is not unique.
+
+Staggered fields (:mod:`orchestra.comm.staggering`) follow NDSL: along an
+axis on cell interfaces the compute domain holds ``n + 1`` points, both edges
+included, and the halo lies outside them (the edge points are never written;
+the sent points skip them). Edge strips span all ``n + 1`` points along the
+edge. Points are mapped as points (interface ``I`` at coordinate ``I``, cell
+``i`` at ``i + 1/2``) through the :class:`~orchestra.comm.index_map.IndexMap`
+of the rectangle's ghost cells; across an odd number of quarter turns they are
+the owner's points of the transposed staggering (a vector's other component).
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ import functools
 
 from orchestra.comm.errors import DecompositionError
 from orchestra.comm.partitioner import Direction, Partitioner
+from orchestra.comm.staggering import CELLS, Stagger, transposed
 
 Slices = tuple[slice, slice]
 
@@ -51,13 +61,19 @@ class HaloPlan:
     sends: tuple[HaloTransfer, ...]
 
 
-def _ghost_range(start: int, size: int, step: int, n_halo: int) -> tuple[int, int]:
-    """Tile index range of the ghost cells on one side (-1, 0, +1) of ``[start, start + size)``."""
+def _ghost_range(start: int, size: int, step: int, n_halo: int, interface: bool) -> tuple[int, int]:
+    """Tile index range of the ghost points on one side (-1, 0, +1) of a compute domain.
+
+    The compute domain holds points ``[start, start + size)`` (cells) or
+    ``[start, start + size]`` (interfaces: both edges are its own); the ghost
+    points lie outside it, ``n_halo`` deep, and span it along the edge.
+    """
+    points = size + int(interface)
     if step < 0:
         return start - n_halo, start
     if step > 0:
-        return start + size, start + size + n_halo
-    return start, start + size
+        return start + points, start + points + n_halo
+    return start, start + points
 
 
 def _check_sizes(partitioner: Partitioner, nx: int, ny: int, n_halo: int) -> None:
@@ -71,54 +87,88 @@ def _check_sizes(partitioner: Partitioner, nx: int, ny: int, n_halo: int) -> Non
         )
 
 
+def _doubled(index: int, interface: bool) -> int:
+    """Doubled tile coordinate of point ``index``: interface ``I`` at ``2 I``, cell ``i`` at ``2 i + 1``."""
+    return 2 * index + (0 if interface else 1)
+
+
+def _source_slice(a: int, b: int, origin: int, n_cells: int, n_halo: int) -> slice:
+    """Local slice of the owner's points between doubled coordinates ``a`` and ``b``; checks they
+    lie in the owner's compute domain (both edges included for interface points)."""
+    last = origin + n_cells - (1 if a % 2 else 0)
+    low, high = min(a, b) // 2, max(a, b) // 2
+    if low < origin or high > last:
+        raise AssertionError(f"points {low}..{high} lie outside the owner's {origin}..{last}")
+    return slice(low - origin + n_halo, high + 1 - origin + n_halo)
+
+
 @functools.lru_cache(maxsize=256)
 def receives(
-    partitioner: Partitioner, rank: int, nx: int, ny: int, n_halo: int
+    partitioner: Partitioner, rank: int, nx: int, ny: int, n_halo: int, stagger: Stagger = CELLS
 ) -> tuple[HaloTransfer, ...]:
-    """The transfers that fill ``rank``'s halo; ``nx x ny`` is every rank's compute domain."""
+    """The transfers that fill ``rank``'s halo; ``nx x ny`` cells is every rank's compute domain.
+
+    ``stagger`` says which axes the field has on cell interfaces
+    (:mod:`orchestra.comm.staggering`). Ghost points are mapped as points
+    (interface ``I`` at coordinate ``I``, cell ``i`` at ``i + 1/2``) through
+    the owner's :class:`~orchestra.comm.index_map.IndexMap`; across an odd
+    number of quarter turns they land on the owner's points of the transposed
+    staggering.
+    """
     _check_sizes(partitioner, nx, ny, n_halo)
     tile = partitioner.tile_index(rank)
-    i_index, j_index = partitioner.subtile_index(rank)
     n_tile = (nx * partitioner.layout[0], ny * partitioner.layout[1])
+    (ti, _), (tj, _) = partitioner.subdomain_extent(rank, *n_tile)
     result = []
     for direction, neighbour in partitioner.neighbours(rank).items():
         if neighbour.rank is None:
             continue
-        i0, i1 = _ghost_range(i_index * nx, nx, direction.di, n_halo)
-        j0, j1 = _ghost_range(j_index * ny, ny, direction.dj, n_halo)
-        location = partitioner.locate(tile, i0, j0, n_tile)
+        i0, i1 = _ghost_range(ti, nx, direction.di, n_halo, stagger[0])
+        j0, j1 = _ghost_range(tj, ny, direction.dj, n_halo, stagger[1])
+        # Any ghost cell of the rectangle tells which tile it lies in, and the map there.
+        cell_i = ti - 1 if direction.di < 0 else ti + nx if direction.di > 0 else ti
+        cell_j = tj - 1 if direction.dj < 0 else tj + ny if direction.dj > 0 else tj
+        location = partitioner.locate(tile, cell_i, cell_j, n_tile)
         assert location is not None, (rank, direction)
-        a_i, a_j = location.index_map.cell(i0, j0)
-        b_i, b_j = location.index_map.cell(i1 - 1, j1 - 1)
-        si0, si1 = min(a_i, b_i), max(a_i, b_i) + 1
-        sj0, sj1 = min(a_j, b_j), max(a_j, b_j) + 1
-        owner = partitioner.rank_of(location.tile, si0 // nx, sj0 // ny)
-        if owner != neighbour.rank or (si1 - 1) // nx != si0 // nx or (sj1 - 1) // ny != sj0 // ny:
-            raise AssertionError(
-                f"halo of rank {rank} {direction.name} is not owned by rank {neighbour.rank}"
-            )
+        a = location.index_map.doubled(_doubled(i0, stagger[0]), _doubled(j0, stagger[1]))
+        b = location.index_map.doubled(_doubled(i1 - 1, stagger[0]), _doubled(j1 - 1, stagger[1]))
+        owner = neighbour.rank
         (oi, _), (oj, _) = partitioner.subdomain_extent(owner, *n_tile)
-        source = (
-            slice(si0 - oi + n_halo, si1 - oi + n_halo),
-            slice(sj0 - oj + n_halo, sj1 - oj + n_halo),
-        )
-        (ti, _), (tj, _) = partitioner.subdomain_extent(rank, *n_tile)
+        try:
+            si = _source_slice(a[0], b[0], oi, nx, n_halo)
+            sj = _source_slice(a[1], b[1], oj, ny, n_halo)
+        except AssertionError as error:
+            raise AssertionError(
+                f"halo of rank {rank} {direction.name} is not owned by rank {owner}: {error}"
+            ) from None
+        if location.tile != partitioner.tile_index(owner):
+            raise AssertionError(f"halo of rank {rank} {direction.name} lies on another tile")
         target = (
             slice(i0 - ti + n_halo, i1 - ti + n_halo),
             slice(j0 - tj + n_halo, j1 - tj + n_halo),
         )
-        result.append(HaloTransfer(owner, rank, direction, source, target, neighbour.rotations))
+        result.append(HaloTransfer(owner, rank, direction, (si, sj), target, neighbour.rotations))
     return tuple(result)
 
 
-def plan_halo(partitioner: Partitioner, rank: int, nx: int, ny: int, n_halo: int) -> HaloPlan:
-    """The full plan of ``rank``: its receives, and the receives of its neighbours it serves."""
-    own = receives(partitioner, rank, nx, ny, n_halo)
+def plan_halo(
+    partitioner: Partitioner, rank: int, nx: int, ny: int, n_halo: int, stagger: Stagger = CELLS
+) -> HaloPlan:
+    """The full plan of ``rank`` for a field staggered as ``stagger``.
+
+    ``receives`` fill its halo; ``sends`` are the receives of its neighbours
+    that read this field's points on ``rank``: the neighbours' fields of the
+    same staggering, or of the transposed one across an odd number of quarter
+    turns (a vector's other component, see :mod:`orchestra.comm.staggering`).
+    """
+    own = receives(partitioner, rank, nx, ny, n_halo, stagger)
     peers = sorted({t.source_rank for t in own})
+    wanted = {0: stagger, 1: transposed(stagger)}
     sends = tuple(
         transfer
         for peer in peers
-        for transfer in receives(partitioner, peer, nx, ny, n_halo)
-        if transfer.source_rank == rank
+        for theirs in sorted({stagger, transposed(stagger)})
+        for transfer in receives(partitioner, peer, nx, ny, n_halo, theirs)
+        if transfer.source_rank == rank and wanted[transfer.rotations % 2] == theirs
     )
     return HaloPlan(rank, own, sends)

@@ -92,6 +92,16 @@ class IndexMap:
         x2, y2 = x2 + self.offset[0], y2 + self.offset[1]
         return (x2 - 1) // 2, (y2 - 1) // 2
 
+    def doubled(self, x2: Any, y2: Any) -> tuple[Any, Any]:
+        """Map doubled coordinates ``(2 x, 2 y)``: cell centres odd, interface points even.
+
+        Interface point ``I`` sits at coordinate ``I`` (doubled ``2 I``), cell
+        ``i``'s centre at ``i + 1/2`` (doubled ``2 i + 1``); exact in integers.
+        """
+        p, q = self.point(x2, y2)
+        # point() added the offset once; doubled coordinates need it twice.
+        return p + self.offset[0], q + self.offset[1]
+
     def compose(self, first: IndexMap) -> IndexMap:
         """The map ``self(first(x))``."""
         (a, b), (c, d) = self.matrix

@@ -31,9 +31,15 @@ vector rule        ghost rows of a pair ``(u, v)`` (``v`` is wall-normal)
 =================  ==========================================================
 
 Negation is ``numpy.negative`` (``cupy.negative`` on the GPU): a sign flip,
-bitwise ``-x``. The rules assume cell-centred fields (the convention of
-:mod:`orchestra.comm`); a staggered ``v`` on the wall faces needs the model's
-own treatment.
+bitwise ``-x``.
+
+Staggered fields. "Mirror" is the reflection in the wall. For a field with j
+on cell interfaces (D-grid ``u``, C-grid ``vc``, corner fields) the wall is
+the row of points on it (``j = 0`` or ``j = ny``), which belongs to the
+compute domain and is not written: ghost row ``k`` is the mirror image of
+interior row ``k`` (``j = k`` or ``ny - k``), ``"edge"`` copies the row on the
+wall. A wall-normal component on the wall faces (``vc``) keeps the value the
+model gives it (0 for a wall). Staggering along i changes nothing here.
 
 Corners. A rule fills the **whole width** of the ghost rows, the ``n_halo x
 n_halo`` corner squares included, from the same columns inside the wall; the
@@ -95,14 +101,22 @@ class Walls:
         return self.scalar == "untouched" and self.vector == "untouched"
 
 
-def _fill_side(array: Any, n_halo: int, top: bool, how: str) -> None:
-    """Fill the ``n_halo`` ghost rows beyond one wall of ``array`` ``[i, j, ...]``, all of i."""
-    h, ny = n_halo, array.shape[1] - 2 * n_halo
+def _fill_side(array: Any, n_halo: int, top: bool, how: str, interface: bool = False) -> None:
+    """Fill the ``n_halo`` ghost rows beyond one wall of ``array`` ``[i, j, ...]``, all of i.
+
+    ``interface``: j is on cell interfaces, so the wall is the row of points on
+    it (local ``n_halo`` or ``n_halo + ny``), which is not written; the
+    reflection in the wall takes ghost row ``k`` from interior row ``k``.
+    """
+    h, shift = n_halo, int(interface)
+    ny = array.shape[1] - 2 * h - shift
     if top:
-        ghost, inside, edge = array[:, ny + h :], array[:, ny : ny + h], array[:, ny + h - 1 : ny + h]
+        wall = h + ny - 1 + shift  # the last row inside (cells) or on the wall (interfaces)
+        ghost, inside = array[:, wall + 1 :], array[:, wall + 1 - h - shift : wall + 1 - shift]
+        edge = array[:, wall : wall + 1]
     else:
-        ghost, inside, edge = array[:, :h], array[:, h : 2 * h], array[:, h : h + 1]
-    mirror = inside[:, ::-1]  # ghost row k <- interior row k - 1, counted from the wall
+        ghost, inside, edge = array[:, :h], array[:, h + shift : 2 * h + shift], array[:, h : h + 1]
+    mirror = inside[:, ::-1]  # ghost row k <- the row it is the mirror image of in the wall
     if how == "even":
         ghost[...] = mirror
     elif how == "odd":
@@ -154,19 +168,26 @@ class WallFill:
         """Whether :meth:`fill` writes anything on this rank."""
         return bool(self.sides) and not self.walls.untouched
 
-    def fill(self, arrays: Sequence[Any], n_scalars: int) -> None:
-        """Apply the rules to ``arrays``: ``n_scalars`` scalars, then ``u, v`` pairs."""
+    def fill(
+        self,
+        arrays: Sequence[Any],
+        n_scalars: int,
+        staggers: Optional[Sequence[tuple[bool, bool]]] = None,
+    ) -> None:
+        """Apply the rules to ``arrays``: ``n_scalars`` scalars, then ``u, v`` pairs.
+
+        ``staggers``: per array, whether i and j are on cell interfaces (None: all
+        cell-centred); only j matters here (the walls are rows of j).
+        """
         if not self.active:
             return
-        plans: list[tuple[Any, str]] = []
-        scalar = _SCALAR_FILLS.get(self.walls.scalar)
-        if scalar is not None:
-            plans.extend((array, scalar) for array in arrays[:n_scalars])
+        if staggers is None:
+            staggers = [(False, False)] * len(arrays)
+        rules: list[Optional[str]] = [_SCALAR_FILLS.get(self.walls.scalar)] * n_scalars
         vector = _VECTOR_FILLS.get(self.walls.vector)
-        if vector is not None:
-            pairs = arrays[n_scalars:]
-            plans.extend((u, vector[0]) for u in pairs[0::2])
-            plans.extend((v, vector[1]) for v in pairs[1::2])
-        for array, how in plans:
+        rules += [None if vector is None else vector[k % 2] for k in range(len(arrays) - n_scalars)]
+        for array, how, stagger in zip(arrays, rules, staggers):
+            if how is None:
+                continue
             for top in self.sides:
-                _fill_side(array, self.n_halo, top, how)
+                _fill_side(array, self.n_halo, top, how, stagger[1])
