@@ -161,3 +161,14 @@ def test_acoustic_loop_with_shared_compiletime_names_and_halo_updater_holders(ch
     # the two methods without ``tag`` say so once each, at info level; _checkpoint_csw has it
     assert sorted(line.split(":")[0] for line in ignored) == ["AcousticLoop.__call__", "AcousticLoop._checkpoint_dsw_in"]
     assert all("dace_compiletime_args ['tag'] are not parameters of it" in line for line in ignored)
+
+
+@pytest.mark.mpi
+def test_acoustic_loop_on_the_cube_through_orchestras_halo_updater_and_interface_synchronization(tmp_path):
+    """6 ranks: staggered D-grid winds exchanged by HaloUpdater(domain=...), the last sub-step's
+    interface() by Communicator.synchronize_vector_interfaces; orchestrated equal to Python mode."""
+    from tests.mpi_launcher import run_mpi
+
+    worker = Path(__file__).parent / "mpi_acoustics_worker.py"
+    result = run_mpi(6, worker, str(tmp_path / "cache"), timeout=900)
+    assert sum(line.startswith("OK acoustics rank=") for line in result.stdout.splitlines()) == 6, result.stdout[-3000:]
