@@ -26,3 +26,8 @@ def test_halo_updater_called_as_written_in_orchestrated_code_matches_python_mode
     lines = [line for line in result.stdout.splitlines() if line.startswith("OK halo-as-written")]
     assert len(lines) == 6, result.stdout[-3000:]
     assert sum(line.endswith("built=1") for line in lines) == 1
+
+
+def test_callback_exchanger_on_a_dict_and_interface_as_ndsl_wrapped_updaters_use_them():
+    result = run_mpi(6, Path(__file__).parent / "mpi_callback_exchanger_worker.py", timeout=120)
+    assert sum(line.startswith("OK exchanger") for line in result.stdout.splitlines()) == 6, result.stdout[-3000:]
