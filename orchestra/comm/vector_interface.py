@@ -33,12 +33,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Optional, Protocol, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
 from orchestra.comm.array_module import array_module, array_of, to_host
 from orchestra.comm.errors import DecompositionError, HaloExchangeError
+from orchestra.comm.halo import Communicator
 from orchestra.comm.halo import stage_through_host as _stage_through_host
 from orchestra.comm.partitioner import Direction, Partitioner
 
@@ -54,21 +55,6 @@ _DIMS = (
     (("i", "j_interface"), ("x", "y_interface")),
     (("i_interface", "j"), ("x_interface", "y")),
 )
-
-
-class Communicator(Protocol):
-    """What the exchange needs of its communicator (orchestra's ``Communicator`` is one)."""
-
-    rank: int
-    partitioner: Any
-
-    def duplicate(self) -> "Communicator": ...
-
-    def isend(self, buffer: Any, dest: int, tag: int) -> Any: ...
-
-    def irecv(self, buffer: Any, source: int, tag: int) -> Any: ...
-
-    def waitall(self, requests: Sequence[Any]) -> None: ...
 
 
 @dataclasses.dataclass(frozen=True)
