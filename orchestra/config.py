@@ -35,6 +35,7 @@ LOWERING_HELPERS_VARIABLE = "ORCHESTRA_LOWERING_HELPERS"
 SPLIT_DEPTH_VARIABLE = "ORCHESTRA_SPLIT_DEPTH"
 BUILD_PROCESSES_VARIABLE = "ORCHESTRA_BUILD_PROCESSES"
 SPLIT_AT_VARIABLE = "ORCHESTRA_SPLIT_AT"
+COMPILE_PROCESSES_VARIABLE = "ORCHESTRA_COMPILE_PROCESSES"
 
 #: What ``ORCHESTRA_LOG_LEVEL`` accepts (any case).
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -122,6 +123,17 @@ def _env_build_processes() -> Optional[int]:
         BUILD_PROCESSES_VARIABLE, "processes",
         "0 (the building rank works alone), a positive number, or unset it (the cores the node's ranks leave idle)",
     )
+
+
+def compile_processes_from_environment() -> Optional[int]:
+    """``ORCHESTRA_COMPILE_PROCESSES``: processes compiling ``Python`` mode's stencils ahead (None when unset)."""
+    value = _env_count(
+        COMPILE_PROCESSES_VARIABLE, "processes",
+        "0 (each stencil compiles on its first call), a positive number, or unset it (the cores the node's ranks "
+        "leave idle)",
+    )
+    _check_count(value, "compile_processes", COMPILE_PROCESSES_VARIABLE, "processes", "the idle cores")
+    return value
 
 
 def _env_split_depth() -> int:
@@ -228,6 +240,12 @@ class DaceConfig:
             ``ORCHESTRA_BUILD_PROCESSES``, else None: the cores this rank may
             use that the node's ranks leave idle, shared among the node's
             building ranks; 0: none. Not part of the key: the program is the same.
+        compile_processes: in ``Python`` mode, how many processes compile
+            the model's stencils ahead of their first calls (see
+            :mod:`orchestra.stencils.compile_ahead`); default from
+            ``ORCHESTRA_COMPILE_PROCESSES``, else None: the cores the node's
+            ranks leave idle, shared among them (at most 8 per rank); 0: none,
+            each stencil compiles on its first call. Results do not change.
         split_depth: for development: an orchestrated call less than this
             many orchestrated calls deep runs its Python body, as in
             ``Python`` mode, and each orchestrated component it calls is built
@@ -278,6 +296,7 @@ class DaceConfig:
     split_depth: int = dataclasses.field(default_factory=_env_split_depth)
     build_processes: Optional[int] = dataclasses.field(default_factory=_env_build_processes)
     split_at: tuple[str, ...] = dataclasses.field(default_factory=_env_split_at)
+    compile_processes: Optional[int] = dataclasses.field(default_factory=compile_processes_from_environment)
 
     def __post_init__(self) -> None:
         if isinstance(self.orchestration, str):
@@ -316,6 +335,8 @@ class DaceConfig:
                      "every waiting rank")
         _check_count(self.build_processes, "build_processes", BUILD_PROCESSES_VARIABLE, "processes",
                      "the cores the node's ranks leave idle")
+        _check_count(self.compile_processes, "compile_processes", COMPILE_PROCESSES_VARIABLE, "processes",
+                     "the idle cores")
         self._check_split_settings()
         if self.profile not in PROFILES:
             raise ConfigurationError(

@@ -48,6 +48,7 @@ from orchestra.observe.replay.record import RecordPlan
 from orchestra.observe.timings import ProgramClock, synchronize_device
 from orchestra.observe.verify import Verifier, python_only
 from orchestra.pipeline.split_builds import SplitRole, split_depth
+from orchestra.stencils import compile_ahead
 from orchestra.toolchain import prepare_gt4py
 
 log = logging.getLogger("orchestra")
@@ -373,7 +374,11 @@ def orchestrate(
     method_to_orchestrate: str = "__call__",
     dace_compiletime_args: Optional[Sequence[str]] = None,
 ) -> None:
-    """Orchestrate ``obj.<method_to_orchestrate>`` in place (no-op in ``Python`` mode).
+    """Orchestrate ``obj.<method_to_orchestrate>`` in place.
+
+    In ``Python`` mode nothing is orchestrated: the stencils made so far (and
+    later ones) start compiling in ``config.compile_processes`` worker
+    processes ahead of their first calls (:mod:`orchestra.stencils.compile_ahead`).
 
     Args:
         obj: the model object (e.g. a ``DynamicalCore``).
@@ -391,7 +396,8 @@ def orchestrate(
             def __call__(self, q):
                 self.step(q)
     """
-    if not config.is_orchestrated:
+    if not config.is_orchestrated:  # stencils run one by one: they compile ahead in workers
+        compile_ahead.start(config.compile_processes)
         return
     prepare_gt4py()
     cls = type(obj)

@@ -12,4 +12,7 @@ os.environ.setdefault("GT_CACHE_ROOT", str(ROOT / ".gt_cache_root"))
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ["GT_CACHE_ROOT"] = str(Path(os.environ["GT_CACHE_ROOT"]) / "workers" / os.environ["PYTEST_XDIST_WORKER"])
 os.environ.pop("FV3_DACEMODE", None)  # every test chooses its mode explicitly
+# Python mode's stencils compile on their first calls, as before, unless a test starts workers itself
+# (tests/stencils/test_compile_ahead.py): tests of every mode share one process and two cores.
+os.environ.setdefault("ORCHESTRA_COMPILE_PROCESSES", "0")
 os.environ.pop("ORCHESTRA_DEBUG", None)

@@ -53,34 +53,18 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from orchestra.pipeline.lower_ahead import stencil_groups
-from orchestra.distributed.threads import allowed_cores
+from orchestra.distributed.helper_processes import (  # noqa: F401 (default_process_count, usable_cores: used by obtain)
+    default_process_count,
+    helper_environment,
+    helper_settings,
+    pickled_job,
+    usable_cores,
+)
 
 log = logging.getLogger("orchestra")
 
 #: Seconds the builder waits for a process to finish its current stencil before ending it.
 STOP_WAIT_S = 120.0
-
-#: Environment prefixes of the MPI launcher, not passed to the processes (they are not ranks of the job).
-_LAUNCHER_PREFIXES = ("OMPI_", "PMIX_", "PMI_", "MPI_LOCAL", "SLURM_STEP")
-_KEPT = ("OMPI_ALLOW_RUN_AS_ROOT",)
-
-
-def default_process_count(cores: int, ranks_on_node: int, builders_on_node: int) -> int:
-    """The cores ``ranks_on_node`` ranks leave idle, shared among the node's ``builders_on_node`` builders.
-
-    >>> default_process_count(cores=2, ranks_on_node=1, builders_on_node=1)
-    1
-    >>> default_process_count(cores=2, ranks_on_node=6, builders_on_node=1)
-    0
-    >>> default_process_count(cores=128, ranks_on_node=6, builders_on_node=4)
-    30
-    """
-    return max(0, cores - ranks_on_node) // max(1, builders_on_node)
-
-
-def usable_cores() -> int:
-    """How many cores this process may run on (its affinity: a rank bound to one core has one)."""
-    return len(allowed_cores())
 
 
 def node_share(mpi_comm: Any, builders: list[int]) -> tuple[int, int]:
@@ -167,8 +151,8 @@ def _start(started: LoweringProcesses, callees: tuple, count: int, gpu: Any) -> 
     if len(groups) < 2:  # the builder reaches a lone stencil before a process has started
         return
     count = min(count, len(groups) - 1)  # the builder lowers at least one group itself
-    settings = _settings(gpu)
-    environment = _environment()
+    settings = helper_settings(gpu)
+    environment = helper_environment()
     started.to_lower = sum(len(group) for group in groups)
     for index in range(count):
         jobs = [job for group in groups[index::count] for job in group]
@@ -196,33 +180,16 @@ def _lowered(stencil: Any) -> bool:
 
 
 def _job(stencil: Any) -> Optional[bytes]:
-    """The pickled lowering job of ``stencil``; None when another process could not make it again."""
+    """The pickled lowering job of ``stencil`` with the builder's gt4py id; None when a process could not make it."""
     try:
-        job = stencil.lowering_job()
-        if getattr(job["definition"], "__module__", "__main__") == "__main__":
-            return None  # a process has another __main__
-        return pickle.dumps({**job, "gt_id": stencil.build_identity()["gt_id"]})
+        gt_id = stencil.build_identity()["gt_id"]
     except Exception as error:
-        log.debug("%r is lowered by the builder only: its lowering job does not pickle (%s)", stencil, error)
+        log.debug("%r is lowered by the builder only: no gt4py id (%s)", stencil, error)
         return None
-
-
-def _settings(gpu: Any) -> dict[str, Any]:
-    from gt4py.cartesian import config as gt_config
-
-    return {"sys_path": list(sys.path), "gt_cache": dict(gt_config.cache_settings), "gpu": gpu}
-
-
-def _environment() -> dict[str, str]:
-    """The builder's environment without the MPI launcher's variables, orchestra importable, one thread."""
-    environment = {
-        name: value for name, value in os.environ.items()
-        if name.startswith(_KEPT) or not name.startswith(_LAUNCHER_PREFIXES)
-    }
-    package_parent = str(Path(__file__).resolve().parents[2])
-    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, environment.get("PYTHONPATH")]))
-    environment["OMP_NUM_THREADS"] = "1"
-    return environment
+    job = pickled_job(stencil, gt_id=gt_id)
+    if job is None:
+        log.debug("%r is lowered by the builder only: another process could not make it again", stencil)
+    return job
 
 
 # --- the process's side ---------------------------------------------------------------------------
@@ -254,10 +221,7 @@ def _serve(input_path: str) -> int:
         for pickled in settings["jobs"]:
             try:  # making the stencil (importing its module) writes nothing: a stop may end it at once
                 job = pickle.loads(pickled)
-                stencil = FrozenStencil(
-                    job["definition"], backend=job["backend"], origin=job["origin"], domain=job["domain"],
-                    externals=job["externals"], name=job["name"],
-                )
+                stencil = FrozenStencil.from_lowering_job(job)
                 made = stencil.build_identity()["gt_id"]
                 if made != job["gt_id"]:  # another stencil here: lowering it would not help the builder
                     print(f"skipped {stencil!r}: gt4py's id here is {made}, the builder's {job['gt_id']}", flush=True)

@@ -23,15 +23,13 @@ other field at (3, 3, 0) along the axes it has.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import inspect
-import threading
 import types
-from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from orchestra.toolchain.line_info import cheap_line_info
+from orchestra.stencils import compile_ahead
 from orchestra.stencils.python_body import body_program
 from orchestra.stencils.arguments import ALL_FIELDS, Origin, field_origin
 from orchestra.stencils.stencil_cache import (
@@ -43,43 +41,6 @@ from orchestra.stencils.stencil_cache import (
     stencil_lock,
 )
 from orchestra.toolchain import prepare_gt4py
-
-_lock_depth = threading.local()
-
-
-@contextlib.contextmanager
-def gt4py_cache_lock() -> Iterator[None]:
-    """Hold an exclusive, re-entrant file lock on gt4py's stencil cache.
-
-    gt4py writes generated stencil modules and frozen SDFGs into its cache
-    without locking or atomic renames; MPI ranks generating the same stencil
-    at once read each other's half-written files. A stencil built for a call
-    stencil by stencil is built under this lock (and its own); lowering a
-    DaCe stencil into its SDFG takes only the stencil's own lock
-    (:func:`orchestra.stencils.stencil_cache.stencil_lock`), so ranks lower different
-    stencils at once. The first rank generates, the others find it cached.
-    """
-    depth = getattr(_lock_depth, "value", 0)
-    if depth:
-        _lock_depth.value = depth + 1
-        try:
-            yield
-        finally:
-            _lock_depth.value = depth
-        return
-    from gt4py.cartesian import config as gt_config
-
-    from orchestra.cache.locking import file_lock
-
-    settings = gt_config.cache_settings
-    path = Path(settings["root_path"]) / settings["dir_name"] / "orchestra.lock"
-    with file_lock(path):
-        _lock_depth.value = 1
-        try:
-            yield
-        finally:
-            _lock_depth.value = 0
-
 
 class FrozenStencil:
     """A gt4py stencil bound to one origin and domain.
@@ -129,13 +90,14 @@ class FrozenStencil:
                 backend=backend, definition=_own_copy(definition), externals=self.externals, check_syntax=False,
                 **options,
             )
-        else:
-            with gt4py_cache_lock():
-                self.stencil_object = gtscript.stencil(
-                    backend=backend, definition=definition, externals=self.externals, **options
-                )
+        else:  # built now; gt4py's build holds the stencil's lock (orchestra.toolchain.gt4py_builds)
+            self.stencil_object = gtscript.stencil(
+                backend=backend, definition=definition, externals=self.externals, **options
+            )
         # the built stencil object, once there (a lazy stencil builds on its first call)
         self._callable: Optional[Callable] = None if backend.startswith("dace") else self.stencil_object
+        if self._callable is None:  # compiled ahead by workers once the process runs stencils one by one
+            compile_ahead.register(self)
 
     @property
     def name(self) -> str:
@@ -146,7 +108,8 @@ class FrozenStencil:
             program = body_program(self)  # in a split build's Python body: a one-stencil program
             if program is not None:
                 return program(*args, **kwargs)
-            with gt4py_cache_lock(), stencil_lock(self.stencil_object.builder), cheap_line_info():
+            compile_ahead.start()  # the stencils made so far, and later ones, compile in workers meanwhile
+            with stencil_lock(self.stencil_object.builder), cheap_line_info():
                 self._callable = self.stencil_object.implementation
         self._callable(
             *args,
@@ -262,6 +225,12 @@ class FrozenStencil:
             "definition": self.definition, "backend": self.backend, "origin": self.origin, "domain": self.domain,
             "externals": self.externals, "name": self._gt_name,
         }
+
+    @classmethod
+    def from_lowering_job(cls, job: Mapping[str, Any]) -> "FrozenStencil":
+        """The stencil :meth:`lowering_job` describes, made again (in a helper process)."""
+        return cls(job["definition"], backend=job["backend"], origin=job["origin"], domain=job["domain"],
+                   externals=job["externals"], name=job["name"])
 
     def __sdfg_signature__(self) -> tuple[list[str], list[str]]:
         """The stencil's parameters in order (gt4py's API signature is the definition's), no constants.

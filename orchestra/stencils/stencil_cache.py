@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from orchestra.cache.durable import replace_atomically
-from orchestra.cache.locking import file_lock
+from orchestra.toolchain.gt4py_builds import stencil_build_lock
 from orchestra.toolchain.line_info import cheap_line_info
 
 log = logging.getLogger("orchestra")
@@ -61,8 +61,11 @@ def _stem(builder: Any) -> Path:
 
 @contextlib.contextmanager
 def stencil_lock(builder: Any) -> Iterator[None]:
-    """Hold the exclusive lock of one stencil's files in gt4py's cache (any origin and domain)."""
-    with file_lock(Path(f"{_stem(builder)}_orchestra.lock")):
+    """Hold the exclusive lock of one stencil's files in gt4py's cache (any origin and domain).
+
+    The lock gt4py's builds of the stencil hold too (:mod:`orchestra.toolchain.gt4py_builds`); re-entrant in a thread.
+    """
+    with stencil_build_lock(builder):
         yield
 
 

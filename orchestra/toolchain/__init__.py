@@ -344,9 +344,15 @@ def prepare_gt4py() -> None:
     stencil ids hash the C++ variable as gt4py's config read it at import; it
     is set to what a later import would read, so that a stencil has one id
     whichever of gt4py and orchestra a process imports first (processes that
-    lower stencils for a build, and the cache key, rely on that).
+    lower stencils for a build, and the cache key, rely on that). Every
+    gt4py stencil build of the process then holds its stencil's lock
+    (:mod:`orchestra.toolchain.gt4py_builds`: one MPI rank builds, the others wait).
     """
     import sys
+
+    from orchestra.toolchain.gt4py_builds import lock_gt4py_builds
+
+    lock_gt4py_builds()
 
     gt_config = sys.modules.get("gt4py.cartesian.config")
     for variable, language, flags in (

@@ -220,7 +220,7 @@ def test_processes_that_cannot_start_leave_the_build_to_the_builder(tmp_path, mo
     def unpicklable(gpu):
         raise TypeError("cannot pickle this")
 
-    monkeypatch.setattr(processes_module, "_settings", unpicklable)
+    monkeypatch.setattr(processes_module, "helper_settings", unpicklable)
     with caplog.at_level(logging.DEBUG, logger="orchestra"), lowering_processes(stencils, 2) as helpers:
         assert helpers.processes == [] and helpers.summary() == ""
     assert any("not started (TypeError: cannot pickle this)" in record.getMessage() for record in caplog.records)
