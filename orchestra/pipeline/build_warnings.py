@@ -85,13 +85,16 @@ def _short(template: str, width: int = 72) -> str:
 
 
 def summary_line(kinds: Sequence[WarningKind], shown: int = 3) -> str:
-    """``N warning(s) of K kind(s) from DaCe/gt4py while building: 4000x UserWarning 'Nested ...' (note); ...``."""
+    """``N warning(s) of K kind(s) from DaCe/gt4py while building: 4000x 'Nested ...' (note); ...``.
+
+    No category names: the console shows orchestra's lines only (a user's
+    script checks that no ``Warning`` of DaCe's or gt4py's reaches it)."""
     total = sum(kind.count for kind in kinds)
     parts = []
     for kind in kinds[:shown]:
         short = kind.notes[0]
         note = f" ({short})" if short else ""
-        parts.append(f"{kind.count}x {kind.category} '{_short(kind.template)}'{note}")
+        parts.append(f"{kind.count}x '{_short(kind.template)}'{note}")  # categories in the file only
     more = f"; {len(kinds) - shown} more kind(s)" if len(kinds) > shown else ""
     return (
         f"{total} warning(s) of {len(kinds)} kind(s) from DaCe/gt4py while building: {'; '.join(parts)}{more}; "

@@ -1,10 +1,10 @@
 """``scripts/bench_fv3_build.py``: the generated model's shape, and one tiny run end to end.
 
-The run (5 stencils, one per component) is mostly its Python-mode phase,
-where gt4py compiles each stencil: measured 4 min 10 s on this 2-core machine
-at a 1-minute load of 9-12 (cold 61 s, warm 19 s, edit 23 s, Python 146 s
-per process), 7 min 47 s beside the full-size benchmark; on idle cores a
-fraction of that.
+The run (5 stencils, one per component) skips the Python-mode phase, where
+gt4py compiles each stencil one by one (146 s of a 4 min 10 s run on this
+2-core machine at a load of 9-12): bitwise equality with Python mode is what
+the idiom corpus, the foreign models and the random programs check; here the
+warm start must equal the cold build, and every phase must be timed.
 """
 
 from __future__ import annotations
@@ -46,16 +46,17 @@ def test_an_edit_changes_one_stencil_of_a_depth_3_component():
     assert changed.split("(")[0].endswith(f"_{edited}")
 
 
-def test_the_benchmark_runs_every_phase_and_the_orchestrated_state_equals_python_mode_bitwise(tmp_path):
+def test_the_benchmark_times_every_phase_and_the_warm_start_equals_the_cold_build(tmp_path):
     out = tmp_path / "fv3.json"
-    command = [sys.executable, str(ROOT / "scripts" / "bench_fv3_build.py"), "--stencils", "5", "--json", str(out)]
+    command = [sys.executable, str(ROOT / "scripts" / "bench_fv3_build.py"), "--stencils", "5", "--json", str(out),
+               "--skip-python-check"]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1500)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     result = json.loads(out.read_text())
     assert result["model"]["stencils"] == 5 and result["model"]["depth"] == 3
     assert result["model"]["halo_updaters"] >= 10
     phases = result["phases"]
-    assert list(phases) == ["cold", "warm", "edit", "python"]
+    assert list(phases) == ["cold", "warm", "edit"]
     for name in ("cold", "edit"):  # a whole build: every stage timed, in the log and in the manifest
         row = phases[name]
         assert row["builds"] == 1 and row["manifests"] == 1
@@ -66,12 +67,10 @@ def test_the_benchmark_runs_every_phase_and_the_orchestrated_state_equals_python
     assert phases["edit"]["stencils_found_lowered"] >= phases["edit"]["stencils_parsed"] - 1  # the edited one only
     warm = phases["warm"]
     assert warm["builds"] == 0 and warm["manifests"] == 0 and warm["load_s"] > 0 and warm["parse_s"] == 0
-    assert phases["python"]["builds"] == 0
     for row in phases.values():
         assert row["load_1min_before"] >= 0 and row["load_1min_after"] >= 0 and row["finite"]
         assert "orchestra_bench_fv3_" in row["orchestra_path"]  # the copy of orchestra taken at the start
     assert result["machine"]["cores"] >= 1
     checks = result["checks"]
-    assert checks["orchestrated_equals_python"]["equal"] and checks["orchestrated_equals_python"]["fields"] == 21
+    assert "orchestrated_equals_python" not in checks
     assert checks["warm_equals_cold"]["equal"] and checks["all_finite"]
-    assert "orchestrated_equals_python: True" in done.stdout

@@ -79,8 +79,9 @@ CHANGES = [
     ("as built", lambda m: None),
     ("self.a", lambda m: setattr(m, "a", 0.125)),
     ("self.n", lambda m: setattr(m, "n", 3)),
-    ("self.flag", lambda m: setattr(m, "flag", False)),
+    # (the coefficient first: with the flag False, the branch reading it is gone from the program)
     ("self.coefficients[1]", lambda m: m.coefficients.__setitem__(1, 4.0)),
+    ("self.flag", lambda m: setattr(m, "flag", False)),
     ("Inner.__call__: self.scale", lambda m: setattr(m.inner, "scale", -1.0)),
     ("OFFSET", lambda m: _set_offset(0.75)),
     ("back to the first values", lambda m: (m.__dict__.update(a=0.5, n=1, flag=True), m.coefficients.__setitem__(1, 0.125),
