@@ -53,12 +53,10 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from orchestra.pipeline.lower_ahead import stencil_groups
-from orchestra.distributed.helper_processes import (  # noqa: F401 (default_process_count, usable_cores: used by obtain)
-    default_process_count,
+from orchestra.distributed.helper_processes import (
     helper_environment,
     helper_settings,
     pickled_job,
-    usable_cores,
 )
 
 log = logging.getLogger("orchestra")

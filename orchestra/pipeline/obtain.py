@@ -37,7 +37,8 @@ from orchestra.errors import ConfigurationError, MissingBuildError
 from orchestra.distributed.key_agreement import KeyTable
 from orchestra.pipeline.build import build_and_publish
 from orchestra.pipeline.lower_ahead import START_AFTER_S, lowering_work
-from orchestra.pipeline.lowering_processes import default_process_count, node_share, usable_cores
+from orchestra.distributed.helper_processes import default_process_count, usable_cores
+from orchestra.pipeline.lowering_processes import node_share
 from orchestra.observe import first_call_report
 from orchestra.distributed.threads import apply_threads
 from orchestra.pipeline.request import KeyedRequest, OrchestratedCall, key_request, request_for

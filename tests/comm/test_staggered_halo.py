@@ -17,7 +17,6 @@ import pytest
 from orchestra.comm import (
     ChannelPartitioner,
     CubedSpherePartitioner,
-    DecompositionError,
     HaloUpdater,
     PeriodicTilePartitioner,
     TilePartitioner,

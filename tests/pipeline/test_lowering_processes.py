@@ -26,7 +26,8 @@ from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
 
 from orchestra import DaceConfig, FrozenStencil, orchestrate
 from orchestra.pipeline import lowering_processes as processes_module
-from orchestra.pipeline.lowering_processes import default_process_count, lowering_processes
+from orchestra.distributed.helper_processes import default_process_count
+from orchestra.pipeline.lowering_processes import lowering_processes
 from tests.mpi_launcher import REPO_ROOT
 
 FloatField = Field[np.float64]
