@@ -17,14 +17,10 @@ from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
 
 from orchestra import DaceConfig, FrozenStencil, orchestrate
 from orchestra.comm import Communicator, CubedSpherePartitioner, TilePartitioner
+from tests.comm.mpi_orchestrated_halo_worker import scale
 
 NX, NZ, N_HALO = 6, 2, 2
 FloatField = Field[np.float64]
-
-
-def scale(q: FloatField, q2: FloatField):
-    with computation(PARALLEL), interval(...):
-        q2 = 2.0 * q + 1.0
 
 
 def neighbour_sum(q2: FloatField, u: FloatField, v: FloatField, out: FloatField):
