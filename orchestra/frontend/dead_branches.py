@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import ast
 import numbers
-from typing import Any
+from typing import Any, Optional
 
-from orchestra.frontend.scope import MISSING, ParseScope, inner_blocks, is_access_path
+from orchestra.frontend.scope import MISSING, ParseScope, is_access_path, replace_statements
 
 _PLAIN = (bool, numbers.Number, str, type(None))
 _COMPARISONS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
@@ -67,33 +67,27 @@ def _known(node: ast.expr, scope: ParseScope) -> Any:
 def empty_dead_branches(definition: ast.FunctionDef, scope: ParseScope) -> int:
     """Empty, in place, every branch of ``definition`` ruled out by a condition known now; returns how many."""
     emptied = 0
-    for block in inner_blocks_recursive(definition.body):
-        for statement in block:
-            if not isinstance(statement, ast.If):
-                continue
-            value = _known(statement.test, scope)
-            if value is MISSING:
-                continue
-            if not value and not _is_pass(statement.body):
-                statement.body = [ast.copy_location(ast.Pass(), statement.body[0])]
-                emptied += 1
-            elif value and statement.orelse:
-                statement.orelse = []
-                emptied += 1
+
+    def empty(statement: ast.stmt) -> Optional[list[ast.stmt]]:
+        nonlocal emptied
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return [statement]  # a nested definition's names are its own: left as it is
+        if not isinstance(statement, ast.If):
+            return None
+        value = _known(statement.test, scope)
+        if value is MISSING:
+            return None
+        if not value and not _is_pass(statement.body):
+            statement.body = [ast.copy_location(ast.Pass(), statement.body[0])]
+            emptied += 1
+        elif value and statement.orelse:
+            statement.orelse = []
+            emptied += 1
+        return None  # the branch kept is visited in turn
+
+    replace_statements(definition.body, empty)
     return emptied
 
 
 def _is_pass(body: list[ast.stmt]) -> bool:
     return len(body) == 1 and isinstance(body[0], ast.Pass)
-
-
-def inner_blocks_recursive(body: list[ast.stmt]) -> list[list[ast.stmt]]:
-    """``body`` and every statement list nested in it, outermost first (nested functions excluded)."""
-    blocks, pending = [], [body]
-    while pending:
-        block = pending.pop(0)
-        blocks.append(block)
-        for statement in block:
-            if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                pending.extend(inner_blocks(statement))
-    return blocks
