@@ -83,15 +83,21 @@ def _timed_sdfgs() -> Iterator[dict[str, float]]:
         FrozenStencil.__sdfg__ = original
 
 
-def _manifests_since(cache: Path, since: float) -> list[dict]:
-    """The manifests of builds published in ``cache`` since ``since`` (epoch seconds)."""
+def _manifest_stamps(cache: Path) -> dict[Path, int]:
+    """Every manifest in ``cache`` with its modification time (ns): what a phase found before it ran."""
+    return {path: path.stat().st_mtime_ns for path in cache.rglob("manifest.json")} if cache.is_dir() else {}
+
+
+def _manifests_written(cache: Path, before: dict[Path, int]) -> list[dict]:
+    """The manifests published in ``cache`` since ``before`` was taken (new files or rewritten ones).
+
+    Compared with the snapshot, not with the clock: a build published less
+    than a second before the next phase starts is not counted twice.
+    """
     import json
 
-    found = []
-    for path in sorted(cache.rglob("manifest.json")) if cache.is_dir() else []:
-        if path.stat().st_mtime >= since:
-            found.append(json.loads(path.read_text()))
-    return found
+    return [json.loads(path.read_text()) for path, stamp in sorted(_manifest_stamps(cache).items())
+            if before.get(path) != stamp]
 
 
 def _stage_seconds(manifests: list[dict]) -> dict[str, float]:
@@ -109,7 +115,7 @@ def run_phase(folder: Path, cache: Path, mode: str, outputs: Path) -> dict[str, 
     logger = logging.getLogger("orchestra")
     logger.addHandler(recorder)
     logger.setLevel(logging.INFO)
-    began = time.time()
+    manifests_before = _manifest_stamps(cache)
     sys.path.insert(0, str(folder))
     start = time.perf_counter()
     model_module = importlib.import_module(MODULE)
@@ -127,7 +133,7 @@ def run_phase(folder: Path, cache: Path, mode: str, outputs: Path) -> dict[str, 
     start = time.perf_counter()
     model(state, TIMESTEP)
     second_call = time.perf_counter() - start
-    manifests = _manifests_since(cache, began - 1.0) if mode != "Python" else []
+    manifests = _manifests_written(cache, manifests_before) if mode != "Python" else []
     found, total, lowered = recorder.tally
     return {
         "mode": mode, "set_up_s": set_up, "first_call_s": first_call, "second_call_s": second_call,
