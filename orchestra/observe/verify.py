@@ -20,10 +20,15 @@ For each verified call of a top-level orchestrated method
 4. every array is compared bit for bit (NaNs equal where both are). At the
    first array that differs a :class:`~orchestra.errors.VerificationError`
    names the call, the array's access path, the first index that differs,
-   both values and how many values differ. The model then holds the
-   orchestrated results, as an unverified run would.
+   both values and how many values differ, and where the two runs first
+   part: the call runs once more in each mode with its callbacks traced
+   (:mod:`.callback_trace`), which names the first callback called with
+   other arguments (``self.a`` where Python mode passed ``self.inner.b``),
+   or the two callbacks between which the compiled code computed something
+   else, or a callback that acts differently when called again. The model
+   then holds the orchestrated results, as an unverified run would.
 
-Callbacks run twice per verified call (once per mode): a callback whose
+Callbacks run twice per verified call (once per mode; four times when a difference is narrowed down): a callback whose
 effect depends on how often it ran (a counter, a clock, an ``n``-th call)
 shows as a difference, and an MPI exchange is made twice by every rank, which
 is harmless. Each rank compares its own arrays; a rank that differs raises
@@ -52,6 +57,7 @@ import numpy as np
 
 from orchestra.errors import ConfigurationError, VerificationError
 from orchestra.key.array_like import is_scratch
+from orchestra.observe.callback_trace import CallbackTrace, first_departure, host_array, tracing
 
 log = logging.getLogger("orchestra")
 
@@ -112,22 +118,29 @@ class Verifier:
              parameters: list[str], args: tuple, kwargs: dict) -> Any:
         """Run ``body`` (Python mode), restore the arrays, run ``orchestrated``; raise at the first difference."""
         self.calls += 1
-        arrays = reachable_arrays(method_object, parameters, args, kwargs)
+        objects: dict[int, str] = {}
+        arrays = reachable_arrays(method_object, parameters, args, kwargs, objects)
         before = {path: _copy(array) for path, array in arrays.items()}
         with _running_python_mode():
             body()
-        python = {path: _host(array).copy() for path, array in arrays.items()}
-        for path, array in arrays.items():
-            array[...] = before[path]
+        python = {path: host_array(array).copy() for path, array in arrays.items()}
+        _put_back(arrays, before)
         result = orchestrated()
-        self._compare(arrays, python)
+        difference = self._difference(arrays, python)
+        if difference is not None:
+            where = _narrow(body, orchestrated, arrays, objects, before)
+            raise VerificationError(f"{difference}. Narrowed down (the call run again in both modes, its callbacks "
+                                    f"traced): {where}. Both ran from the same inputs; unless a callback's effect "
+                                    "depends on how often it runs, please report it with the model (orchestra must "
+                                    "compute what Python mode computes)")
         self.verified += 1
         return result
 
-    def _compare(self, arrays: dict[str, Any], python: dict[str, np.ndarray]) -> None:
+    def _difference(self, arrays: dict[str, Any], python: dict[str, np.ndarray]) -> Optional[str]:
+        """The first array that differs from Python mode's, as a sentence; None if all agree."""
         differing = []
         for path, array in arrays.items():
-            orchestrated, expected = _host(array), python[path]
+            orchestrated, expected = host_array(array), python[path]
             if expected.shape != orchestrated.shape:
                 differing.append((path, None))
                 continue
@@ -136,22 +149,18 @@ class Verifier:
             if not np.all(same):
                 differing.append((path, same))
         if not differing:
-            return
+            return None
         path, same = differing[0]
         where = f"rank {self.rank}: " if self.rank else ""
         if same is None:
-            detail = f"{path} has shape {_host(arrays[path]).shape}, {python[path].shape} in Python mode"
+            detail = f"{path} has shape {host_array(arrays[path]).shape}, {python[path].shape} in Python mode"
         else:
             index = tuple(int(i) for i in np.argwhere(~same)[0])
-            detail = (f"{path}[{', '.join(map(str, index))}] is {_host(arrays[path])[index].item()!r} orchestrated "
+            detail = (f"{path}[{', '.join(map(str, index))}] is {host_array(arrays[path])[index].item()!r} orchestrated "
                       f"and {python[path][index].item()!r} in Python mode ({int((~same).sum())} of {same.size} values differ)")
         others = ", ".join(p for p, _ in differing[1:6]) + (", ..." if len(differing) > 6 else "")
-        raise VerificationError(
-            f"{where}ORCHESTRA_VERIFY: call {self.calls} of {self.label} differs from Python mode: {detail}"
-            + (f"; also differ: {others}" if others else "")
-            + ". Both ran from the same inputs. If a callback's effect depends on how often it runs, that shows "
-            "here too; otherwise please report it with the model (orchestra must compute what Python mode computes)"
-        )
+        return (f"{where}ORCHESTRA_VERIFY: call {self.calls} of {self.label} differs from Python mode: {detail}"
+                + (f"; also differ: {others}" if others else ""))
 
     def _report(self) -> None:
         if self.verified and self.rank == 0:
@@ -159,19 +168,45 @@ class Verifier:
                      self.verified, self.label)
 
 
-def reachable_arrays(method_object: Any, parameters: list[str], args: tuple, kwargs: dict) -> dict[str, Any]:
-    """Access path -> array of every array a call can reach (see the module); each array once."""
+def _narrow(body: Callable[[], Any], orchestrated: Callable[[], Any], arrays: dict[str, Any],
+            objects: dict[int, str], before: dict[str, Any]) -> str:
+    """Run the call again in both modes from ``before``, callbacks traced; where they first part."""
+    traces = []
+    try:
+        for run, python_mode in ((body, True), (orchestrated, False)):
+            _put_back(arrays, before)
+            with tracing(CallbackTrace(arrays, objects)) as trace:
+                with _running_python_mode() if python_mode else contextlib.nullcontext():
+                    run()
+            traces.append(trace)
+    except Exception as error:  # noqa: BLE001 (the difference is reported either way)
+        return f"not possible ({type(error).__name__}: {error})"
+    return first_departure(*traces)
+
+
+def _put_back(arrays: dict[str, Any], saved: dict[str, Any]) -> None:
+    for path, array in arrays.items():
+        array[...] = saved[path]
+
+
+def reachable_arrays(method_object: Any, parameters: list[str], args: tuple, kwargs: dict,
+                     objects: Optional[dict[int, str]] = None) -> dict[str, Any]:
+    """Access path -> array of every array a call can reach (see the module); each array once.
+
+    ``objects``, if given, receives id -> access path of the containers searched on the way
+    (the method's object, states, dicts), to name a callback's arguments.
+    """
     found: dict[str, Any] = {}
     seen: set[int] = set()
     roots = list(zip(parameters, args)) + list(kwargs.items())
     if method_object is not None:
         roots.insert(0, ("self", method_object))
     for name, value in roots:
-        _search(value, name, _DEPTH, found, seen)
+        _search(value, name, _DEPTH, found, seen, {} if objects is None else objects)
     return found
 
 
-def _search(value: Any, path: str, depth: int, found: dict[str, Any], seen: set[int]) -> None:
+def _search(value: Any, path: str, depth: int, found: dict[str, Any], seen: set[int], objects: dict[int, str]) -> None:
     if id(value) in seen or depth < 0 or value is None or isinstance(value, (str, bytes, int, float, complex, bool)):
         return
     seen.add(id(value))
@@ -181,16 +216,19 @@ def _search(value: Any, path: str, depth: int, found: dict[str, Any], seen: set[
         found[path] = value
         return
     if isinstance(value, dict):
-        for key, item in value.items():
-            _search(item, f"{path}[{key!r}]", depth - 1, found, seen)
+        items = [(f"{path}[{key!r}]", item) for key, item in value.items()]
     elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            _search(item, f"{path}[{index}]", depth - 1, found, seen)
+        items = [(f"{path}[{index}]", item) for index, item in enumerate(value)]
     elif dataclasses.is_dataclass(value) and not isinstance(value, type) or _is_model_object(value):
-        for key, item in vars(value).items():
-            _search(item, f"{path}.{key}", depth - 1, found, seen)
+        items = [(f"{path}.{key}", item) for key, item in vars(value).items()]
     elif hasattr(value, "data") and _is_array(getattr(value, "data", None)):  # a Quantity-like object
-        _search(value.data, f"{path}.data", depth, found, seen)
+        _search(value.data, f"{path}.data", depth, found, seen, objects)
+        return
+    else:
+        return
+    objects[id(value)] = path
+    for item_path, item in items:
+        _search(item, item_path, depth - 1, found, seen, objects)
 
 
 def _is_array(value: Any) -> bool:
@@ -205,9 +243,3 @@ def _is_model_object(value: Any) -> bool:
 
 def _copy(array: Any) -> Any:
     return array.copy()
-
-
-def _host(array: Any) -> np.ndarray:
-    if hasattr(array, "__cuda_array_interface__") and hasattr(array, "get"):
-        return array.get()
-    return np.asarray(array)

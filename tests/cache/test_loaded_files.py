@@ -151,4 +151,4 @@ def test_run_mode_works_from_a_read_only_cache(built, tmp_path):
         second, other_step = run("Run", read_only)
         assert np.array_equal(second, expected) and other_step is not step
     finally:
-        subprocess.run(["umount", str(read_only)], capture_output=True)
+        subprocess.run(["umount", "--lazy", str(read_only)], capture_output=True)  # its library stays loaded here

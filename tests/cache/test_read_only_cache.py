@@ -45,7 +45,7 @@ def mounted(tmp_path):
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=755", "tmpfs", str(folder)], capture_output=True).returncode:
         pytest.skip("cannot mount a file system here (the test above covers the message)")
     yield folder
-    subprocess.run(["umount", str(folder)], capture_output=True)
+    subprocess.run(["umount", "--lazy", str(folder)], capture_output=True)  # its libraries stay loaded in this process
 
 
 def test_a_read_only_mount_loads_what_it_holds_and_refuses_to_build_in_one_message(mounted):
