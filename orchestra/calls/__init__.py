@@ -9,7 +9,8 @@ argument and the fix. On every call:
   select a program (compile-time arguments by value, arrays by kind);
 * :mod:`~orchestra.calls.fast_path` re-marshals only when a data pointer,
   shape or stride changed, and refuses arrays that share memory or do not fit
-  the build (a few microseconds per call);
+  the build (a few microseconds per call); an array replaced by one of the
+  same layout (time levels swapped) is only repointed (:mod:`~orchestra.calls.repoint`);
 * :mod:`~orchestra.calls.mid_call_changes` compares, after a call with
   callbacks, the values a callback could have changed;
 * :mod:`~orchestra.calls.callbacks` is ``dace_inhibitor``: what stays in Python.

@@ -32,6 +32,7 @@ import numpy as np
 
 from orchestra.calls.callback_errors import CALLBACK_SITES_FILE, CallbackGuard, callback_labels, callback_lines
 from orchestra.calls.container_watch import ContainerWatch
+from orchestra.calls.repoint import Repointer
 from orchestra.key.array_like import ArrayLayout, array_layout, first_overlap, is_scratch
 from orchestra.errors import StaleArgumentsError
 from orchestra.key.expression_reader import expression_reader
@@ -223,7 +224,9 @@ class FastCaller:
         self._last_values: list | None = None
         self._containers = ContainerWatch([])
         self._replaced_cursor = 0  # where closure_replaced(at_most) goes on
-        self.marshal_count = 0
+        self._repointer: Optional[Repointer] = None
+        self.marshal_count = 0  #: full marshallings through DaCe
+        self.repoint_count = 0  #: calls that only repointed replaced arrays (:mod:`orchestra.calls.repoint`)
 
     def _current_values(self, args: tuple, kwargs: dict) -> list:
         """This call's runtime arguments then closure arrays, in a fixed order."""
@@ -276,18 +279,15 @@ class FastCaller:
             self._check_shared()
         values = self._current_values(args, kwargs)
         compiled = self._compiled
-        if (
-            self._last_values is None
-            or not _same(values, self._last_values)
-            or (self._containers and self._containers.moved(values))
-        ):
-            keywords = self._as_keywords(values)
-            self._validate(keywords)
-            with dace_settings():
-                compiled._lastargs = compiled.construct_arguments(**keywords)
-            self._last_values = values  # keeps the marshalled objects alive
-            self._containers = ContainerWatch(values)
-            self.marshal_count += 1
+        last = self._last_values
+        if last is None or (self._containers and self._containers.moved(values)):
+            self._marshal(values)
+        elif not _same(values, last):
+            if self._repointer.repoint(values, last, compiled):
+                self._last_values = values  # keeps the arrays pointed to alive
+                self.repoint_count += 1
+            else:
+                self._marshal(values)
         clock = self._clock
         if clock is not None:
             clock.lap("marshal")
@@ -298,6 +298,18 @@ class FastCaller:
         if self._has_return:
             return _own_copies(compiled.convert_return_values())
         return None
+
+    def _marshal(self, values: list) -> None:
+        """All arguments marshalled through DaCe (validated first); remembered for the next calls."""
+        keywords = self._as_keywords(values)
+        self._validate(keywords)
+        compiled = self._compiled
+        with dace_settings():
+            compiled._lastargs = compiled.construct_arguments(**keywords)
+        self._last_values = values  # keeps the marshalled objects alive
+        self._containers = ContainerWatch(values)
+        self._repointer = Repointer(values, compiled._lastargs)
+        self.marshal_count += 1
 
     def record_call(self, args: tuple, kwargs: dict, recorder: "CallRecorder") -> Any:
         """One call, recorded by ``recorder`` (:mod:`orchestra.observe.replay.record`); computes what ``__call__`` does.

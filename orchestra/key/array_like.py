@@ -30,6 +30,7 @@ interface but are passed by value: they are not array-likes.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Optional
 
 import numpy as np
@@ -64,7 +65,7 @@ class ArrayLayout:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     def byte_range(self) -> Optional[tuple[int, int]]:
         """[first byte, last byte + 1) of the memory the array spans; None if empty or the pointer is unknown."""

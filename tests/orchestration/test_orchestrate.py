@@ -80,7 +80,7 @@ def test_array_reallocation_between_calls(cache_root):
     del q, total
     model(q2, total2)
     reference(q_ref, total_ref)
-    assert caller.marshal_count == 2
+    assert (caller.marshal_count, caller.repoint_count) == (1, 1)  # same layouts: the new pointers written in
     assert np.array_equal(np.asarray(q2), np.asarray(q_ref))
     assert np.array_equal(np.asarray(total2), np.asarray(total_ref))
     assert np.array_equal(np.asarray(model.diffusion.lap), np.asarray(reference.diffusion.lap))
