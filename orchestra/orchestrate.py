@@ -122,7 +122,8 @@ class OrchestratedProgram:
         """The DaceProgram (created on first use; ``args`` help spot compile-time types)."""
         if self._program is None:
             import dace
-            from dace.frontend.python.parser import DaceProgram
+
+            from orchestra.frontend.named_program import dace_program as named_dace_program
 
             signature = inspect.signature(self.function)
             parameters = list(signature.parameters.values())
@@ -137,7 +138,7 @@ class OrchestratedProgram:
                     names.add(parameter.name)
             function = with_compiletime_annotations(self.function, names)
             device = dace.DeviceType.GPU if self.config.on_gpu else dace.DeviceType.CPU
-            program = DaceProgram(function, (), {}, False, device, method=self.method_object is not None)
+            program = named_dace_program(function, device, method=self.method_object is not None)
             if self.method_object is not None:
                 program.methodobj = self.method_object
             self._program = program
