@@ -50,13 +50,12 @@ import contextvars
 import dataclasses
 import logging
 import os
-import types
 from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
+from orchestra.calls.reachable import reachable_arrays as reachable
 from orchestra.errors import ConfigurationError, VerificationError
-from orchestra.key.array_like import is_scratch
 from orchestra.observe.callback_trace import CallbackTrace, first_departure, host_array, tracing
 
 log = logging.getLogger("orchestra")
@@ -65,8 +64,6 @@ log = logging.getLogger("orchestra")
 _PYTHON_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("orchestra_python_only", default=False)
 #: How deep the search for arrays goes from an argument or the method's object.
 _DEPTH = 4
-#: Objects of these packages are not searched for the model's arrays (stencils, programs, configs).
-_NOT_SEARCHED = ("gt4py", "dace", "orchestra", "numpy", "mpi4py", "cupy")
 
 
 def verify_calls_from_environment() -> Optional[int]:
@@ -191,54 +188,15 @@ def _put_back(arrays: dict[str, Any], saved: dict[str, Any]) -> None:
 
 def reachable_arrays(method_object: Any, parameters: list[str], args: tuple, kwargs: dict,
                      objects: Optional[dict[int, str]] = None) -> dict[str, Any]:
-    """Access path -> array of every array a call can reach (see the module); each array once.
+    """Access path -> array of every array a call can reach but ``Scratch`` arrays (see the module).
 
     ``objects``, if given, receives id -> access path of the containers searched on the way
     (the method's object, states, dicts), to name a callback's arguments.
     """
-    found: dict[str, Any] = {}
-    seen: set[int] = set()
     roots = list(zip(parameters, args)) + list(kwargs.items())
     if method_object is not None:
         roots.insert(0, ("self", method_object))
-    for name, value in roots:
-        _search(value, name, _DEPTH, found, seen, {} if objects is None else objects)
-    return found
-
-
-def _search(value: Any, path: str, depth: int, found: dict[str, Any], seen: set[int], objects: dict[int, str]) -> None:
-    if id(value) in seen or depth < 0 or value is None or isinstance(value, (str, bytes, int, float, complex, bool)):
-        return
-    seen.add(id(value))
-    if is_scratch(value):
-        return  # the program's own transient: Python mode writes it, the compiled program never does
-    if _is_array(value):
-        found[path] = value
-        return
-    if isinstance(value, dict):
-        items = [(f"{path}[{key!r}]", item) for key, item in value.items()]
-    elif isinstance(value, (list, tuple)):
-        items = [(f"{path}[{index}]", item) for index, item in enumerate(value)]
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type) or _is_model_object(value):
-        items = [(f"{path}.{key}", item) for key, item in vars(value).items()]
-    elif hasattr(value, "data") and _is_array(getattr(value, "data", None)):  # a Quantity-like object
-        _search(value.data, f"{path}.data", depth, found, seen, objects)
-        return
-    else:
-        return
-    objects[id(value)] = path
-    for item_path, item in items:
-        _search(item, item_path, depth - 1, found, seen, objects)
-
-
-def _is_array(value: Any) -> bool:
-    return hasattr(value, "__array_interface__") or hasattr(value, "__cuda_array_interface__")
-
-
-def _is_model_object(value: Any) -> bool:
-    if isinstance(value, (type, types.ModuleType, types.FunctionType, types.MethodType)) or not hasattr(value, "__dict__"):
-        return False
-    return not type(value).__module__.split(".")[0] in _NOT_SEARCHED
+    return reachable(roots, _DEPTH, scratch=False, objects=objects)
 
 
 def _copy(array: Any) -> Any:

@@ -7,7 +7,6 @@ copied before it runs, and put back if a part it calls has no build.
 
 from __future__ import annotations
 
-import types
 from typing import Any, Callable
 
 import numpy as np
@@ -34,40 +33,20 @@ def restoring_on_miss(roots: tuple, run: Callable[[], Any]) -> Any:
                                 "change are as they were before it.") from None
 
 
-def _reachable_arrays(roots: tuple, levels: int = 6) -> list[np.ndarray]:
+def _reachable_arrays(roots: tuple) -> list[np.ndarray]:
     """The writable NumPy arrays (and NumPy views of array containers) reachable from ``roots``, once each."""
-    from orchestra.key.array_like import is_array_like
+    from orchestra.calls.reachable import reachable_arrays
 
     found: dict[int, np.ndarray] = {}
-    seen: set[int] = set()
-    pending = [(root, 0) for root in roots]
-    while pending:
-        value, level = pending.pop()
-        if id(value) in seen or value is None or isinstance(value, (str, bytes, int, float, bool)):
+    for value in reachable_arrays([(str(index), root) for index, root in enumerate(roots)], _LEVELS).values():
+        try:
+            array = value if isinstance(value, np.ndarray) else np.asarray(value)
+        except Exception:  # noqa: BLE001 - a device array: not copied here
             continue
-        seen.add(id(value))
-        if is_array_like(value):
-            try:
-                array = value if isinstance(value, np.ndarray) else np.asarray(value)
-            except Exception:  # a device array: not copied here
-                continue
-            if array.flags.writeable and array.size:
-                found.setdefault(id(array), array)
-            continue
-        if level >= levels or (type(value).__module__ or "").split(".")[0] in _NOT_MODEL_STATE:
-            continue
-        if isinstance(value, (list, tuple)):
-            children = list(value)
-        elif isinstance(value, dict):
-            children = list(value.values())
-        elif hasattr(value, "__dict__") and not isinstance(value, (type, types.FunctionType, types.MethodType,
-                                                                     types.ModuleType)):
-            children = [child for name, child in vars(value).items() if not name.startswith("__orchestra")]
-        else:
-            continue
-        pending.extend((child, level + 1) for child in children)
+        if array.flags.writeable and array.size:
+            found.setdefault(id(array), array)
     return list(found.values())
 
 
-#: packages whose objects hold no model arrays to restore (and are large or unsafe to walk)
-_NOT_MODEL_STATE = frozenset({"orchestra", "dace", "gt4py", "mpi4py", "numpy", "builtins", "logging", "types"})
+#: how deep the arrays to restore are looked for
+_LEVELS = 6
