@@ -249,6 +249,8 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
 
     from dace.codegen import compiler
 
+    from orchestra.calls.callback_errors import CALLBACK_SITES_FILE, callback_lines
+
     start = time.perf_counter()
     sdfg = optimized.sdfg
     sdfg.build_folder = str(folder)
@@ -258,6 +260,7 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
         try:
             sdfg.save(str(folder / PROGRAM_FILE), hash=False, compress=True)
             _save_signature(sdfg, sdfg.name, folder)  # DaCe names the library after the program
+            (folder / CALLBACK_SITES_FILE).write_text(json.dumps(callback_lines(sdfg), sort_keys=True))
         except BaseException as error:  # reported by the compiling thread
             saved.append(error)
 
@@ -397,10 +400,10 @@ def _signature_sdfg(sdfg: Any, name: str) -> Any:
 
 
 def _save_signature(sdfg: Any, name: str, folder: Path) -> None:
-    """Save the signature SDFG next to the library, if it gives the same C signature; and the callback sites.
+    """Save the signature SDFG next to the library, if it gives the same C signature.
 
-    The sites (where each callback is called, for messages and timings) are
-    saved beside it: the signature has no body to find them in.
+    (The callback sites, where each callback is called, are saved beside it
+    by :func:`compile_program`: the signature has no body to find them in.)
 
     Loading deserializes the SDFG; the whole program takes seconds per rank
     (a 300 KB model took 3 s alone, 24 s with 6 ranks loading at once on 2
@@ -416,9 +419,6 @@ def _save_signature(sdfg: Any, name: str, folder: Path) -> None:
         stub.save(str(folder / SIGNATURE_FILE), compress=True)
     else:
         log.info("%s: loaders will read the full program (signature differs from its stub)", name)
-    from orchestra.calls.callback_errors import CALLBACK_SITES_FILE, callback_lines
-
-    (folder / CALLBACK_SITES_FILE).write_text(json.dumps(callback_lines(sdfg), sort_keys=True))
 
 
 def load(folder: Path) -> LoadedProgram:
