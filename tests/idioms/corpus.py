@@ -941,6 +941,19 @@ class DeadRaise:
         self._axpy(x, y, 0.5)
 
 
+@idiom("a plain gt4py stencil object (`gtscript.stencil(...)`) called with `origin=`/`domain=`: offsets, an edge region, a FORWARD sweep",
+       "models written from gt4py's own docs; NDSL's stencil factory underneath")
+class PlainGt4pyStencil:
+    def __init__(self, config):
+        from gt4py.cartesian import gtscript
+
+        self._edge_sweep = gtscript.stencil(backend=config.backend, definition=st.edge_sweep)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        self._edge_sweep(x, y, origin=ORIGIN, domain=DOMAIN)
+
+
 @idiom("a call on `None` in a branch dead for this configuration (`if self.call_checkpointer: self.checkpointer(...)`)",
        "dyn_core checkpoint methods without a checkpointer")
 class DeadCallOnNone:

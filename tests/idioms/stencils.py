@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from gt4py.cartesian import gtscript
-from gt4py.cartesian.gtscript import BACKWARD, FORWARD, PARALLEL, Field, computation, interval
+from gt4py.cartesian.gtscript import BACKWARD, FORWARD, PARALLEL, Field, I, computation, horizontal, interval, region
 
 FloatField = Field[np.float64]
 FloatFieldIJ = Field[gtscript.IJ, np.float64]
@@ -83,3 +83,13 @@ def apply_external(q: FloatField, out: FloatField):
 
 #: the function externals ``apply_external`` is built with, one stencil each
 EXTERNAL_FUNCTIONS = {"one": _times_one, "two": _times_two}
+
+
+def edge_sweep(q: FloatField, out: FloatField):
+    """Offsets, a region at the west edge and a FORWARD sweep: what a plain gt4py stencil object computes."""
+    with computation(PARALLEL), interval(...):
+        out = 0.5 * q + 0.125 * (q[1, 0, 0] + q[-1, 0, 0] + q[0, 1, 0] + q[0, -1, 0])
+        with horizontal(region[I[0], :]):
+            out = q + 0.5 * (q[1, 0, 0] - q)
+    with computation(FORWARD), interval(1, None):
+        out = out + 0.25 * out[0, 0, -1]
