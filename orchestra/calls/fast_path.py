@@ -308,8 +308,14 @@ class FastCaller:
             compiled._lastargs = compiled.construct_arguments(**keywords)
         self._last_values = values  # keeps the marshalled objects alive
         self._containers = ContainerWatch(values)
-        self._repointer = Repointer(values, compiled._lastargs)
+        self._repointer = Repointer(values, self._runtime_argnames + self._closure_names, compiled,
+                                    self._check_scalar_argument)
         self.marshal_count += 1
+
+    def _check_scalar_argument(self, name: str, value: Any) -> None:
+        desc = self._descriptors.get(name)
+        if desc is not None and type(desc).__name__ == "Scalar":
+            _check_scalar(name, value, desc.dtype.as_numpy_dtype())
 
     def record_call(self, args: tuple, kwargs: dict, recorder: "CallRecorder") -> Any:
         """One call, recorded by ``recorder`` (:mod:`orchestra.observe.replay.record`); computes what ``__call__`` does.

@@ -16,20 +16,27 @@ shape, strides and storage, and of the same scratch kind, the slot gets the
 new pointer and DaCe's pointer-to-object map (which hands callbacks the
 model's own array objects) is updated; the arrays are checked for sharing
 memory (a replaced array against every other; a full marshalling refuses
-sharing with its message). Anything else (a scalar changed,
-a container, another layout, an array the vector holds twice) is left to a
-full marshalling, which says what is wrong if something is.
+sharing with its message). A scalar argument that changed (a model passing
+the time, or a varying time step: 0.6 ms per call marshalled afresh) is
+converted by DaCe's own conversion into its slot, found by the program's
+argument name, after orchestra's scalar check; a value of another Python
+type, or a symbol (an initialization argument), is marshalled afresh.
+Anything else (a container, another layout, an array the vector holds
+twice) is left to a full marshalling, which says what is wrong if something is.
 """
 
 from __future__ import annotations
 
 import ctypes
-from typing import Any, NamedTuple, Optional
+from typing import Any, Callable, NamedTuple, Optional
+
+import numpy as np
 
 from orchestra.key.array_like import array_layout, is_array_like, is_container, is_scratch
 
 
 _NUMBERS = (int, float, bool, complex)
+_SCALARS = (int, float, bool, complex, np.generic)
 
 
 class _Array(NamedTuple):
@@ -55,8 +62,9 @@ def _described(value: Any) -> Optional[_Array]:
 class Repointer:
     """Where each plain array among a call's values sits in the marshalled argument vector."""
 
-    def __init__(self, values: list, lastargs: tuple) -> None:
-        callargs, initargs = lastargs
+    def __init__(self, values: list, names: list[str], compiled: Any,
+                 check_scalar: Callable[[str, Any], None]) -> None:
+        callargs, initargs = compiled._lastargs
         in_init = {id(argument) for argument in initargs}
         slots_of: dict[int, list[int]] = {}
         for slot, argument in enumerate(callargs):
@@ -69,6 +77,16 @@ class Repointer:
         for position, (pointer, array) in enumerate(zip(pointers, arrays)):
             if pointer is not None and pointers.count(pointer) == 1 and len(slots_of.get(pointer, ())) == 1:
                 self._slots[position] = (slots_of[pointer][0], array.key)
+        #: position of a scalar -> (its name, its slot), where the vector follows DaCe's signature one to one
+        self._scalars: dict[int, tuple[str, int]] = {}
+        signature = list(compiled._sig)
+        if len(signature) == len(callargs):
+            for position, (name, value) in enumerate(zip(names, values)):
+                if isinstance(value, _SCALARS) and name in signature:
+                    slot = signature.index(name)
+                    if id(callargs[slot]) not in in_init and type(callargs[slot]) is not ctypes.c_void_p:
+                        self._scalars[position] = (name, slot)
+        self._check_scalar = check_scalar
         #: the memory each value spans (None: not an array, or empty), to see a replaced array share it
         self._spans = [array.span if array is not None else _span(value) for array, value in zip(arrays, values)]
         #: id -> description of the arrays the vector now holds (a swap finds both arrays here)
@@ -79,9 +97,14 @@ class Repointer:
 
         A full marshalling is also what refuses an array that now shares memory with another.
         """
-        updates, spans = [], list(self._spans)
+        updates, spans, scalars = [], self._spans, []
         for position, (new, old) in enumerate(zip(values, last)):
             if new is old or (type(new) is type(old) and isinstance(new, _NUMBERS) and new == old):
+                continue
+            if position in self._scalars:
+                if type(new) is not type(old):
+                    return False
+                scalars.append((*self._scalars[position], old, new))
                 continue
             entry = self._slots.get(position)
             array = self._known.get(id(new))
@@ -89,17 +112,25 @@ class Repointer:
                 array = _described(new)
             if entry is None or array is None or array.key != entry[1]:
                 return False
+            if spans is self._spans:  # copied on the first replaced array
+                spans = list(spans)
             spans[position] = array.span
             updates.append((entry[0], old, array))
-        moved = [position for position in range(len(spans)) if spans[position] != self._spans[position]]
-        traded = sorted(spans[p] or (0, 0) for p in moved) == sorted(self._spans[p] or (0, 0) for p in moved)
-        if not traded and any(_overlaps(spans, position) for position in moved):  # a swap only trades memory
-            return False
-        self._spans = spans
-        self._write(updates, compiled)
-        for _, old, _ in updates:
-            self._known.pop(id(old), None)
-        self._known.update((id(array.value), array) for _, _, array in updates)
+        if updates:
+            moved = [position for position in range(len(spans)) if spans[position] != self._spans[position]]
+            traded = sorted(spans[p] or (0, 0) for p in moved) == sorted(self._spans[p] or (0, 0) for p in moved)
+            if not traded and any(_overlaps(spans, position) for position in moved):  # a swap only trades memory
+                return False
+        for name, _, _, new in scalars:
+            self._check_scalar(name, new)
+        if updates:
+            self._spans = spans
+            self._write(updates, compiled)
+            for _, old, _ in updates:
+                self._known.pop(id(old), None)
+            self._known.update((id(array.value), array) for _, _, array in updates)
+        if scalars:
+            _write_scalars(scalars, compiled)
         return True
 
     @staticmethod
@@ -118,6 +149,22 @@ class Repointer:
             if descriptor is not None:
                 to_object[array.pointer] = (array.value, descriptor)
         compiled._lastargs = (tuple(callargs), compiled._lastargs[1])
+
+
+def _write_scalars(scalars: list, compiled: Any) -> None:
+    """The changed scalars converted by DaCe into their slots (its value-to-object map kept to the current ones)."""
+    from dace.data import make_ctypes_argument
+
+    callargs = list(compiled._lastargs[0])
+    to_object = compiled._argument_to_pyobject
+    for name, slot, old, new in scalars:
+        found = to_object.get(callargs[slot].value)
+        if found is not None and found[0] is old:
+            del to_object[callargs[slot].value]
+        callargs[slot] = make_ctypes_argument(new, compiled._typedict[name], name, allow_views=True,
+                                              callback_retval_references=compiled._callback_retval_references,
+                                              argument_to_pyobject=to_object)
+    compiled._lastargs = (tuple(callargs), compiled._lastargs[1])
 
 
 def _span(value: Any) -> Optional[tuple[int, int]]:

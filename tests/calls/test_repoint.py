@@ -51,7 +51,7 @@ def new_state(seed: int) -> State:
 
 def step(model: Leapfrog, number: int) -> None:
     state = model.state
-    model(state.h, 0.1)
+    model(state.h, 0.1 + 0.01 * number)  # a varying time step: a scalar changed on every call
     state.u, state.u_old = state.u_old, state.u
     if number % 3 == 2:
         state.tracers["q"] = state.tracers["q"].copy()  # a fresh array of the same layout
@@ -95,3 +95,16 @@ def test_another_layout_is_marshalled_afresh(tmp_path):
     with pytest.raises(StaleArgumentsError):
         model(model.state.h, 0.1)
     assert caller.repoint_count == 0
+
+
+def test_scalars_of_other_types_compute_what_python_mode_computes(tmp_path):
+    reference = Leapfrog(DaceConfig(None, backend="dace:cpu", orchestration=DaCeOrchestration.Python), new_state(4))
+    config = DaceConfig(None, backend="dace:cpu", orchestration=DaCeOrchestration.BuildAndRun, cache_root=tmp_path)
+    model = Leapfrog(config, new_state(4))
+    for dt in (0.1, 0.2, np.float32(0.3), 1, 0.4):  # floats repointed; numpy float32 and int: as a full call takes them
+        reference(reference.state.h, dt)
+        model(model.state.h, dt)
+        if dt == 0.2:
+            caller = model.__orchestra_programs__["__call__"].fast_caller
+            assert (caller.marshal_count, caller.repoint_count) == (1, 1)
+    assert np.array_equal(model.state.u, reference.state.u) and np.array_equal(model.state.h, reference.state.h)
