@@ -219,7 +219,8 @@ def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[
             add_kernel_timers(sdfg)
         if parsed.callback_bindings is not None:  # passes rename symbols and merge mappings into it
             apply_bindings(sdfg, parsed.callback_bindings, sdfg.name)
-        _save_stage(sdfg, save_to, "3_optimized")  # validated while the compiler runs (compile_program)
+        _save_stage(sdfg, save_to, "3_optimized")
+        sdfg.validate()
     except OrchestraError:
         raise
     except Exception as error:
@@ -239,21 +240,31 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
     generated from it directly), and before starting the compiler it
     serializes the whole program to JSON twice, once for a hash written into
     ``include/hash.h`` (only a label in instrumentation reports) and once for
-    ``program.sdfgz``. Here the label is the sha256 of the generated code; the
-    program is validated and ``program.sdfgz`` and the signature (:func:`_save_signature`)
+    ``program.sdfgz``. Here the label is the sha256 of the generated code,
+    and ``program.sdfgz`` and the signature (:func:`_save_signature`) are
     written by a thread while CMake and the compiler run in their own
-    processes (nothing changes the SDFG meanwhile); a failure there is the build's.
+    processes; nothing changes the SDFG meanwhile.
     """
     import threading
 
     from dace.codegen import compiler
+
+    from orchestra.calls.callback_errors import CALLBACK_SITES_FILE, callback_lines
 
     start = time.perf_counter()
     sdfg = optimized.sdfg
     sdfg.build_folder = str(folder)
     saved: list[BaseException] = []
 
-    saver = threading.Thread(target=_validate_and_save, args=(sdfg, folder, saved), name="orchestra-save-program")
+    def save_program() -> None:
+        try:
+            sdfg.save(str(folder / PROGRAM_FILE), hash=False, compress=True)
+            _save_signature(sdfg, sdfg.name, folder)  # DaCe names the library after the program
+            (folder / CALLBACK_SITES_FILE).write_text(json.dumps(callback_lines(sdfg), sort_keys=True))
+        except BaseException as error:  # reported by the compiling thread
+            saved.append(error)
+
+    saver = threading.Thread(target=save_program, name="orchestra-save-program")
     try:
         index, name = 0, sdfg.name
         while sdfg.is_loaded():  # as DaCe does: a loaded library of that name in this process
@@ -273,7 +284,7 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
         if saver.is_alive():
             saver.join()
     if saved:
-        raise BuildError(f"validating and saving the program {sdfg.name} in {folder} failed: {saved[0]}") from saved[0]
+        raise BuildError(f"saving the program and its signature in {folder} failed: {saved[0]}") from saved[0]
     libraries = [
         path for path in (folder / "build").glob("lib*.so") if not path.name.startswith("libdacestub")
     ]
@@ -283,19 +294,6 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
     if library_name != sdfg.name:  # not what DaCe does; the signature must carry the library's name
         _save_signature(sdfg, library_name, folder)
     return CompiledProgram(folder, libraries[0], library_name, time.perf_counter() - start)
-
-
-def _validate_and_save(sdfg: Any, folder: Path, failed: list) -> None:
-    """Validate the program and save it, its signature and its callback sites (a thread beside the compiler)."""
-    from orchestra.calls.callback_errors import CALLBACK_SITES_FILE, callback_lines
-
-    try:
-        sdfg.validate()  # a sixth of optimizing on the FV3 benchmark, hidden behind the C++ compiler
-        sdfg.save(str(folder / PROGRAM_FILE), hash=False, compress=True)
-        _save_signature(sdfg, sdfg.name, folder)  # DaCe names the library after the program
-        (folder / CALLBACK_SITES_FILE).write_text(json.dumps(callback_lines(sdfg), sort_keys=True))
-    except BaseException as error:  # reported by the compiling thread
-        failed.append(error)
 
 
 def _generate_code(sdfg: Any, folder: Path, simd_innermost_loops: bool) -> list:
@@ -315,10 +313,6 @@ def _generate_code(sdfg: Any, folder: Path, simd_innermost_loops: bool) -> list:
         allocate_in_code_objects(code_objects)  # thread-private buffers in any OpenMP team
         return code_objects
     except Exception as error:
-        try:  # an invalid program says what is invalid (it is validated beside the compiler otherwise)
-            sdfg.validate()
-        except Exception as invalid:  # noqa: BLE001
-            error = invalid
         kept = folder / "dace_debug" / "failing.sdfgz"
         try:
             sdfg.save(str(kept), compress=True)
@@ -407,6 +401,9 @@ def _signature_sdfg(sdfg: Any, name: str) -> Any:
 
 def _save_signature(sdfg: Any, name: str, folder: Path) -> None:
     """Save the signature SDFG next to the library, if it gives the same C signature.
+
+    (The callback sites, where each callback is called, are saved beside it
+    by :func:`compile_program`: the signature has no body to find them in.)
 
     Loading deserializes the SDFG; the whole program takes seconds per rank
     (a 300 KB model took 3 s alone, 24 s with 6 ranks loading at once on 2
