@@ -222,8 +222,10 @@ def _needs(sdfg: Any, label: str) -> dict[str, Site]:
                         f"{label}: the callback {site.describe()} is passed to {node.label} as {inner} = {outer}, "
                         "not as a symbol, so orchestra cannot prove what it runs; please report this"
                     )
-                if outer in needed and not needed[outer].binding.same_as(site.binding):
-                    # the caller's symbol already carries another callable (DaCe reused it by name): a new symbol
+                clash = outer in needed and not needed[outer].binding.same_as(site.binding)
+                if clash or (outer in sdfg.symbols and sdfg.symbols[outer] != node.sdfg.symbols[inner]):
+                    # the caller's symbol already carries another callable (DaCe reused it by name), or has
+                    # another C type (random program 293: a call without arguments bound to one with): a new symbol
                     outer = sdfg.find_new_symbol(outer)
                 if outer not in sdfg.symbols:
                     sdfg.add_symbol(outer, node.sdfg.symbols[inner])
