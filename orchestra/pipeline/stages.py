@@ -249,22 +249,12 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
 
     from dace.codegen import compiler
 
-    from orchestra.calls.callback_errors import CALLBACK_SITES_FILE, callback_lines
-
     start = time.perf_counter()
     sdfg = optimized.sdfg
     sdfg.build_folder = str(folder)
     saved: list[BaseException] = []
 
-    def save_program() -> None:
-        try:
-            sdfg.save(str(folder / PROGRAM_FILE), hash=False, compress=True)
-            _save_signature(sdfg, sdfg.name, folder)  # DaCe names the library after the program
-            (folder / CALLBACK_SITES_FILE).write_text(json.dumps(callback_lines(sdfg), sort_keys=True))
-        except BaseException as error:  # reported by the compiling thread
-            saved.append(error)
-
-    saver = threading.Thread(target=save_program, name="orchestra-save-program")
+    saver = threading.Thread(target=_save_program, args=(sdfg, folder, saved), name="orchestra-save-program")
     try:
         index, name = 0, sdfg.name
         while sdfg.is_loaded():  # as DaCe does: a loaded library of that name in this process
@@ -294,6 +284,18 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
     if library_name != sdfg.name:  # not what DaCe does; the signature must carry the library's name
         _save_signature(sdfg, library_name, folder)
     return CompiledProgram(folder, libraries[0], library_name, time.perf_counter() - start)
+
+
+def _save_program(sdfg: Any, folder: Path, failed: list) -> None:
+    """Save the program, its signature and its callback sites (a thread beside the compiler)."""
+    from orchestra.calls.callback_errors import CALLBACK_SITES_FILE, callback_lines
+
+    try:
+        sdfg.save(str(folder / PROGRAM_FILE), hash=False, compress=True)
+        _save_signature(sdfg, sdfg.name, folder)  # DaCe names the library after the program
+        (folder / CALLBACK_SITES_FILE).write_text(json.dumps(callback_lines(sdfg), sort_keys=True))
+    except BaseException as error:  # reported by the compiling thread
+        failed.append(error)
 
 
 def _generate_code(sdfg: Any, folder: Path, simd_innermost_loops: bool) -> list:
