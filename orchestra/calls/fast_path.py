@@ -32,7 +32,7 @@ import numpy as np
 
 from orchestra.calls.callback_errors import CALLBACK_SITES_FILE, CallbackGuard, callback_labels, callback_lines
 from orchestra.calls.container_watch import ContainerWatch
-from orchestra.calls.repoint import Repointer
+from orchestra.calls.repoint import Repointer, unchanged
 from orchestra.key.array_like import ArrayLayout, array_layout, first_overlap, is_scratch
 from orchestra.errors import StaleArgumentsError
 from orchestra.key.expression_reader import expression_reader
@@ -44,14 +44,11 @@ from orchestra.toolchain import dace_settings
 if TYPE_CHECKING:
     from orchestra.observe.replay.record import CallRecorder
 
-_SCALAR_TYPES = (int, float, bool, complex)
-
-
 def _same(current: list, last: list) -> bool:
     if len(current) != len(last):
         return False
     for a, b in zip(current, last):
-        if a is not b and not (type(a) is type(b) and isinstance(a, _SCALAR_TYPES) and a == b):
+        if a is not b and not unchanged(a, b):
             return False
     return True
 

@@ -39,6 +39,11 @@ _NUMBERS = (int, float, bool, complex)
 _SCALARS = (int, float, bool, complex, np.generic)
 
 
+def unchanged(new: Any, old: Any) -> bool:
+    """Whether a call's value is the one the arguments were marshalled from (the object, or an equal number)."""
+    return new is old or (type(new) is type(old) and isinstance(new, _NUMBERS) and new == old)
+
+
 class _Array(NamedTuple):
     """What the repointing needs to know of one plain array (a numpy or cupy array keeps it while it lives)."""
 
@@ -99,7 +104,7 @@ class Repointer:
         """
         updates, spans, scalars = [], self._spans, []
         for position, (new, old) in enumerate(zip(values, last)):
-            if new is old or (type(new) is type(old) and isinstance(new, _NUMBERS) and new == old):
+            if unchanged(new, old):
                 continue
             if position in self._scalars:
                 if type(new) is not type(old):

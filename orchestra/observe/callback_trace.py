@@ -39,6 +39,8 @@ from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
+from orchestra.key.array_like import array_layout
+
 #: The trace being recorded, if any (one per process: verification runs one call at a time).
 _ACTIVE: Optional["CallbackTrace"] = None
 
@@ -143,23 +145,19 @@ def _differing(expected: dict[str, int], got: dict[str, int]) -> str:
 
 def _array_path(value: Any, arrays: dict[str, Any]) -> str:
     """The access path of the reachable array ``value`` is, or the one it views into (by memory)."""
-    start, size = _span(value)
-    for path, array in arrays.items():
-        other_start, other_size = _span(array)
-        if start == other_start and size == other_size and np.shape(value) == np.shape(array):
+    mine = array_layout(value)
+    if mine is None:
+        return f"an array of shape {tuple(np.shape(value))}"
+    layouts = {path: array_layout(array) for path, array in arrays.items()}
+    for path, other in layouts.items():
+        if other is not None and (other.pointer, other.shape, other.strides, other.dtype) == (
+                mine.pointer, mine.shape, mine.strides, mine.dtype):
             return path
-    for path, array in arrays.items():
-        other_start, other_size = _span(array)
-        if other_start <= start < other_start + max(other_size, 1):
+    for path, other in layouts.items():
+        span = other.byte_range() if other is not None else None
+        if span is not None and mine.pointer is not None and span[0] <= mine.pointer < span[1]:
             return f"a view into {path}"
-    return f"an array of shape {tuple(np.shape(value))} the model does not hold"
-
-
-def _span(array: Any) -> tuple[int, int]:
-    interface = getattr(array, "__array_interface__", None) or getattr(array, "__cuda_array_interface__", {})
-    data = interface.get("data")
-    start = data[0] if isinstance(data, tuple) else 0
-    return start, int(getattr(array, "nbytes", 0))
+    return f"an array of shape {mine.shape} the model does not hold"
 
 
 def _short(value: Any) -> str:

@@ -405,7 +405,7 @@ def _save_signature(sdfg: Any, name: str, folder: Path) -> None:
     """Save the signature SDFG next to the library, if it gives the same C signature.
 
     (The callback sites, where each callback is called, are saved beside it
-    by :func:`compile_program`: the signature has no body to find them in.)
+    by :func:`_save_program`: the signature has no body to find them in.)
 
     Loading deserializes the SDFG; the whole program takes seconds per rank
     (a 300 KB model took 3 s alone, 24 s with 6 ranks loading at once on 2
