@@ -181,10 +181,10 @@ def parse(
 
 
 def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[Path] = None) -> OptimizedProgram:
-    """[SDFG] -> [optimized SDFG]: simplify, expand library nodes, simplify, CPU passes, memory policy."""
+    """[SDFG] -> [optimized SDFG]: simplify, expand library nodes (simplify again if any), CPU passes, memory policy."""
     from orchestra.passes.memory import apply_memory_policy, memory_report
     from orchestra.pipeline.callback_bindings import apply_bindings
-    from orchestra.passes.simplify import simplify
+    from orchestra.passes.simplify import expand_library_nodes, simplify
 
     start = time.perf_counter()
     sdfg = parsed.sdfg
@@ -193,9 +193,10 @@ def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[
     try:
         simplify(sdfg, SIMPLIFY_SKIP)
         _save_stage(sdfg, save_to, "1_simplified")
-        sdfg.expand_library_nodes()
+        expanded = expand_library_nodes(sdfg)
         _save_stage(sdfg, save_to, "2_expanded")
-        simplify(sdfg, SIMPLIFY_SKIP)
+        if expanded:  # simplify runs to a fixed point: again only if expansion changed the program
+            simplify(sdfg, SIMPLIFY_SKIP)
         if not options.on_gpu:  # [SDFG] -> [SDFG, maps split at regions, one OpenMP level]
             from orchestra.passes.cpu import apply_cpu_passes
 
