@@ -71,6 +71,7 @@ from orchestra.calls.callbacks import dace_inhibitor
 from orchestra.comm.array_module import array_module, array_of
 from orchestra.comm.errors import DecompositionError, HaloExchangeError
 from orchestra.comm.halo_plan import HaloTransfer, plan_halo
+from orchestra.comm.halo_window import halo_window
 from orchestra.comm.staggering import CELLS, Stagger, exchange_fields
 from orchestra.comm.walls import WallFill, Walls
 
@@ -306,7 +307,10 @@ class HaloUpdater:
                 "a halo exchange is already in flight: call wait() before starting another"
             )
         objects = list(scalars) + [x for pair in vector_pairs for x in pair]
-        arrays = [array_of(a) for a in objects]
+        arrays = [  # a field with more ghost layers than n_halo: the n_halo next to its domain
+            halo_window(o, array_of(o), self._n_halo, self._domain, f"field {k} of the update")
+            for k, o in enumerate(objects)
+        ]
         for array in arrays:
             self._check(array)
         if arrays and len({array_module(a).__name__ for a in arrays}) > 1:
