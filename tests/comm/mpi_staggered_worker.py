@@ -10,13 +10,15 @@ sentinel halo; ``staggered_reference.initial``), exchanges its own with a
 the single-process geometric reference (``staggered_reference.expected``):
 scalars (cell-centred, corner, and on flat tiles staggered along one axis),
 vector pairs (D grid ``(u, v)``, C grid ``(uc, vc)``, A grid), blocking and
-start/wait, numpy slices and indexed copies. A failure aborts the job; rank 0
+start/wait, numpy slices and indexed copies, and fields one ghost layer
+deeper than the updater fills (a partial update). A failure aborts the job; rank 0
 prints ``OK <check>``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 import numpy as np
 
@@ -29,7 +31,7 @@ from orchestra.comm import (
     TilePartitioner,
     abort_on_exception,
 )
-from tests.comm.staggered_reference import STAGGERS, Domain, expected, initial
+from tests.comm.staggered_reference import SENTINEL, STAGGERS, Domain, expected, initial
 
 NZ = 2
 PAIRS = [("u", "v"), ("uc", "vc"), ("ua", "va")]
@@ -121,7 +123,23 @@ def check_indexed(case: Case) -> None:
     case.check(g, case.scalars + [n for p in PAIRS for n in p], NZ)
 
 
-CHECKS = {"scalar": check_scalar, "vector": check_vector, "split": check_split, "indexed": check_indexed}
+def check_partial(case: Case) -> None:
+    """Fields one ghost layer deeper than the updater fills: the inner layers as above, the outer ring kept."""
+    deep = dataclasses.replace(case.d, h=case.d.h + 1)
+    g = {n: initial(deep, case.rank, n, NZ) for n in STAGGERS}
+    halo = case.updater()
+    halo.start_fields([g[n] for n in case.scalars], [(g[u], g[v]) for u, v in PAIRS])
+    halo.wait()
+    inner = {n: a[1:-1, 1:-1] for n, a in g.items()}
+    case.check(inner, case.scalars + [n for p in PAIRS for n in p], NZ)
+    for n, a in g.items():
+        ring = np.ones(a.shape[:2], bool)
+        ring[1:-1, 1:-1] = False
+        assert np.array_equal(a[ring], np.full(a[ring].shape, SENTINEL) * (1 + np.arange(NZ))), (case.rank, n)
+
+
+CHECKS = {"scalar": check_scalar, "vector": check_vector, "split": check_split, "indexed": check_indexed,
+          "partial": check_partial}
 
 
 def main() -> None:

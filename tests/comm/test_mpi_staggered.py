@@ -13,7 +13,7 @@ import pytest
 from tests.mpi_launcher import run_mpi
 
 WORKER = Path(__file__).parent / "mpi_staggered_worker.py"
-CHECKS = ["scalar", "vector", "split", "indexed"]
+CHECKS = ["scalar", "vector", "split", "indexed", "partial"]
 
 pytestmark = pytest.mark.mpi
 
