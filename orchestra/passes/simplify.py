@@ -29,10 +29,13 @@ def simplify(sdfg: Any, skip: Optional[Iterable[str]] = None) -> None:
     """
     from dace.transformation.passes.simplify import SimplifyPass
 
+    from orchestra.passes.deferred_cfg_list import deferred_cfg_lists
     from orchestra.passes.fusion_hazards import ordered_state_fusion
 
     skip = SIMPLIFY_SKIP if skip is None else skip
-    with ordered_state_fusion():  # DaCe's FuseStates could leave a write-after-read unordered
+    # ordered: DaCe's FuseStates could leave a write-after-read unordered; deferred: each inlined
+    # nested SDFG renumbered the whole program's regions (quadratic, see deferred_cfg_list)
+    with ordered_state_fusion(), deferred_cfg_lists(sdfg):
         SimplifyPass(validate=False, validate_all=False, skip=set(skip), verbose=False).apply_pass(sdfg, {})
 
 

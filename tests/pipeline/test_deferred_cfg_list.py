@@ -1,0 +1,107 @@
+"""DaCe's region numbering rebuilt when read (orchestra.passes.deferred_cfg_list): same program, fewer rebuilds."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+
+import dace
+import numpy as np
+import pytest
+from dace.sdfg.state import AbstractControlFlowRegion as Region
+
+from orchestra.passes import deferred_cfg_list
+from orchestra.passes.deferred_cfg_list import deferred_cfg_lists
+from orchestra.passes.simplify import simplify
+
+
+@dace.program
+def _leaf(a: dace.float64[8], b: dace.float64[8]):
+    for i in range(8):
+        b[i] = a[i] * 2.0 + 1.0
+
+
+@dace.program
+def _middle(a: dace.float64[8], b: dace.float64[8], c: dace.float64[8]):
+    _leaf(a, b)
+    if a[0] > 0:
+        _leaf(b, c)
+    else:
+        c[:] = b
+
+
+@dace.program
+def _program(a: dace.float64[8], b: dace.float64[8], c: dace.float64[8], d: dace.float64[8]):
+    for _ in range(3):
+        _middle(a, b, c)
+        _middle(c, d, a)
+
+
+def _parsed() -> dace.SDFG:
+    return _program.to_sdfg(simplify=False)
+
+
+def _text(sdfg: dace.SDFG) -> str:
+    def strip(obj):
+        if isinstance(obj, dict):
+            return {k: strip(v) for k, v in obj.items() if k != "guid"}
+        if isinstance(obj, (list, tuple)):
+            return [strip(v) for v in obj]
+        return obj
+
+    return json.dumps(strip(sdfg.to_json()), sort_keys=True)
+
+
+@pytest.fixture
+def rebuilds(monkeypatch):
+    """How often DaCe's own renumbering ran (counted beneath the deferral)."""
+    count = {"n": 0}
+    original = Region.reset_cfg_list
+
+    def counted(self):
+        count["n"] += 1
+        return original(self)
+
+    monkeypatch.setattr(Region, "reset_cfg_list", counted)
+    return count
+
+
+def test_simplify_gives_the_same_program_with_fewer_rebuilds(monkeypatch, rebuilds):
+    deferred = _parsed()
+    simplify(deferred)
+    with_deferral = rebuilds["n"]
+    monkeypatch.setattr(deferred_cfg_list, "deferred_cfg_lists", lambda sdfg: contextlib.nullcontext())
+    eager = _parsed()
+    rebuilds["n"] = 0
+    simplify(eager)
+    assert _text(deferred) == _text(eager)
+    assert with_deferral < rebuilds["n"]
+    deferred.validate()
+    a, b, c, d = (np.arange(8.0) - k for k in range(4))
+    want = [x.copy() for x in (a, b, c, d)]
+    eager(*want)
+    deferred(a, b, c, d)
+    assert all(np.array_equal(x, y) for x, y in zip((a, b, c, d), want))
+
+
+def test_readers_see_a_rebuilt_numbering_and_the_methods_come_back(rebuilds):
+    sdfg = _parsed()
+    other = _parsed()
+    methods = (Region.reset_cfg_list, Region.update_cfg_list, Region.cfg_list)
+    with deferred_cfg_lists(sdfg):
+        before = rebuilds["n"]
+        state = sdfg.add_state("added")
+        loop = dace.sdfg.state.LoopRegion("added_loop", "k < 2", "k", "k = 0", "k = k + 1")
+        sdfg.add_node(loop)
+        assert rebuilds["n"] == before  # deferred
+        assert loop.cfg_id == sdfg.cfg_list.index(loop) and loop in sdfg.cfg_list
+        assert rebuilds["n"] == before + 1  # rebuilt once, when read
+        assert state.parent_graph is sdfg
+        other.reset_cfg_list()  # another program: at once
+        assert rebuilds["n"] == before + 2
+        with deferred_cfg_lists(other):  # nested: the outer one stays in charge
+            other.add_node(dace.sdfg.state.LoopRegion("l2", "k < 2", "k", "k = 0", "k = k + 1"))
+        assert other.cfg_list[-1].label == "l2"
+        sdfg.add_node(dace.sdfg.state.LoopRegion("last", "k < 2", "k", "k = 0", "k = k + 1"))
+    assert (Region.reset_cfg_list, Region.update_cfg_list, Region.cfg_list) == methods
+    assert sdfg.cfg_list[-1].label == "last"  # rebuilt on leaving
