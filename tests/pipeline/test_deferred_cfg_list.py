@@ -9,6 +9,8 @@ import dace
 import numpy as np
 import pytest
 from dace.sdfg.state import AbstractControlFlowRegion as Region
+from dace.transformation.interstate import InlineMultistateSDFG
+from dace.transformation.transformation import PatternNode
 
 from orchestra.passes import deferred_cfg_list
 from orchestra.passes.deferred_cfg_list import deferred_cfg_lists
@@ -87,7 +89,7 @@ def test_simplify_gives_the_same_program_with_fewer_rebuilds(monkeypatch, rebuil
 def test_readers_see_a_rebuilt_numbering_and_the_methods_come_back(rebuilds):
     sdfg = _parsed()
     other = _parsed()
-    methods = (Region.reset_cfg_list, Region.update_cfg_list, Region.cfg_list)
+    methods = (Region.reset_cfg_list, Region.update_cfg_list, Region.cfg_list, Region.cfg_id, PatternNode.__get__)
     with deferred_cfg_lists(sdfg):
         before = rebuilds["n"]
         state = sdfg.add_state("added")
@@ -103,5 +105,25 @@ def test_readers_see_a_rebuilt_numbering_and_the_methods_come_back(rebuilds):
             other.add_node(dace.sdfg.state.LoopRegion("l2", "k < 2", "k", "k = 0", "k = k + 1"))
         assert other.cfg_list[-1].label == "l2"
         sdfg.add_node(dace.sdfg.state.LoopRegion("last", "k < 2", "k", "k = 0", "k = k + 1"))
-    assert (Region.reset_cfg_list, Region.update_cfg_list, Region.cfg_list) == methods
+    assert (Region.reset_cfg_list, Region.update_cfg_list, Region.cfg_list, Region.cfg_id, PatternNode.__get__) == methods
     assert sdfg.cfg_list[-1].label == "last"  # rebuilt on leaving
+
+
+def test_dace_inlining_loop_renumbers_once_and_matches_by_id_still_work(monkeypatch, rebuilds):
+    """DaCe's inline_sdfgs reads no numbering it does not use; a transformation matched by node ids reads a fresh one."""
+    eager, deferred = _parsed(), _parsed()
+    rebuilds["n"] = 0
+    dace.sdfg.utils.inline_sdfgs(eager)
+    eager_rebuilds, rebuilds["n"] = rebuilds["n"], 0
+    with deferred_cfg_lists(deferred):
+        inlined = dace.sdfg.utils.inline_sdfgs(deferred)
+        assert rebuilds["n"] == 0  # every inlining's renumbering deferred, none read
+        assert deferred.cfg_list[deferred.cfg_id] is deferred and rebuilds["n"] == 1
+    assert inlined > 1 and eager_rebuilds >= inlined
+    assert _text(deferred) == _text(eager)
+
+    # matched by node id (apply_transformations): the pattern node looks its region up, in a fresh numbering
+    nested = _program.to_sdfg(simplify=False)
+    with deferred_cfg_lists(nested):
+        applied = nested.apply_transformations_repeated(InlineMultistateSDFG)
+        assert applied > 0 and all(region.cfg_id == index for index, region in enumerate(nested.cfg_list))
