@@ -116,7 +116,7 @@ def measured_bandwidth(megabytes: int = 256) -> float:
 
 def _end_and_read(profiled: _Profiled) -> list[dict[str, Any]]:
     """End the program (its library writes its report) and return the report's events."""
-    from orchestra.pipeline.stages import REPORT_FOLDER_VARIABLE
+    from orchestra.pipeline.generated_code import REPORT_FOLDER_VARIABLE
 
     with tempfile.TemporaryDirectory(prefix="orchestra_kernels_") as folder:
         previous = os.environ.get(REPORT_FOLDER_VARIABLE)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from orchestra.errors import BuildError, OrchestraError
+from orchestra.pipeline.generated_code import compile_code, generate_code
 from orchestra.pipeline.open_libraries import library_to_open, opened
 from orchestra.passes.cpu import DEFAULT_CPU_PASSES, UNFUSED_CPU_PASSES, check_cpu_passes
 from orchestra.passes.debug import DebugChecks
@@ -248,8 +249,6 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
     """
     import threading
 
-    from dace.codegen import compiler
-
     start = time.perf_counter()
     sdfg = optimized.sdfg
     sdfg.build_folder = str(folder)
@@ -261,12 +260,8 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
         while sdfg.is_loaded():  # as DaCe does: a loaded library of that name in this process
             sdfg.name, index = f"{name}_{index}", index + 1
         sdfg.fill_scope_connectors()
-        code_objects = _generate_code(sdfg, folder, optimized.simd_innermost_loops)
-        _report_folder_from_environment(code_objects, folder)
-        program_folder = compiler.generate_program_folder(None, code_objects, str(folder))
-        _write_hash_header(sdfg.name, code_objects, folder)
-        saver.start()
-        compiler.configure_and_compile(program_folder, sdfg.name)
+        code_objects = generate_code(sdfg, folder, optimized.simd_innermost_loops)
+        compile_code(code_objects, folder, sdfg.name, starting=saver.start)
     except BuildError:
         raise
     except Exception as error:
@@ -297,79 +292,6 @@ def _save_program(sdfg: Any, folder: Path, failed: list) -> None:
         (folder / CALLBACK_SITES_FILE).write_text(json.dumps(callback_lines(sdfg), sort_keys=True))
     except BaseException as error:  # reported by the compiling thread
         failed.append(error)
-
-
-def _generate_code(sdfg: Any, folder: Path, simd_innermost_loops: bool) -> list:
-    """DaCe's code generation (then ``omp simd`` on the maps' innermost loops, if asked, and
-    thread-private buffers allocated where a thread lacks one).
-
-    On failure the SDFG is kept as ``dace_debug/failing.sdfgz`` in ``folder``.
-    """
-    from dace.codegen import codegen
-
-    from orchestra.passes.fusion.plane_allocation import allocate_in_code_objects
-
-    try:
-        code_objects = codegen.generate_code(sdfg, validate=False)
-        if simd_innermost_loops:
-            _vectorize_innermost_loops(sdfg, code_objects)
-        allocate_in_code_objects(code_objects)  # thread-private buffers in any OpenMP team
-        return code_objects
-    except Exception as error:
-        kept = folder / "dace_debug" / "failing.sdfgz"
-        try:
-            sdfg.save(str(kept), compress=True)
-        except Exception:  # the original error matters more
-            raise error from None
-        raise BuildError(f"generating code for {sdfg.name} failed: {error} (the SDFG: {kept})") from error
-
-
-def _vectorize_innermost_loops(sdfg: Any, code_objects: list) -> None:
-    from orchestra.passes.cpu.simd import map_parameters, vectorize_innermost_loops
-
-    maps = map_parameters(sdfg)
-    for code_object in code_objects:
-        if code_object.language == "cpp" and code_object.target.target_name == "cpu":
-            code_object.code, marked = vectorize_innermost_loops(code_object.code, maps)
-            log.debug("%s: %d innermost loops declared omp simd", code_object.name, marked)
-
-
-#: Where an instrumented library writes its report, read when the report is saved (end of the program).
-REPORT_FOLDER_VARIABLE = "ORCHESTRA_KERNEL_REPORT_DIR"
-
-
-def _report_folder_from_environment(code_objects: list, folder: Path) -> None:
-    """Make an instrumented library save its report where ``ORCHESTRA_KERNEL_REPORT_DIR`` says.
-
-    DaCe writes the build folder's ``perf/`` into the generated code as a
-    literal; orchestra builds in a staging folder that is renamed when
-    published, and a cache entry may be shared and read-only. The literal is
-    replaced by the variable's value when the report is saved (the current
-    directory if unset); the literal must be found exactly where DaCe puts it.
-    """
-    literal = f'report.save("{folder / "perf"}",'
-    replacement = (
-        f'report.save((std::getenv("{REPORT_FOLDER_VARIABLE}") ? '
-        f'std::getenv("{REPORT_FOLDER_VARIABLE}") : "."),'
-    )
-    for code_object in code_objects:
-        if "report.save(" in code_object.code:
-            if literal not in code_object.code:
-                raise BuildError(f"an instrumented program saves its report elsewhere than {literal!r}: "
-                                 "this DaCe version is not the one orchestra was written for")
-            code_object.code = code_object.code.replace(literal, replacement)
-
-
-def _write_hash_header(name: str, code_objects: list, folder: Path) -> None:
-    """``include/hash.h``, which the generated code includes: here the sha256 of that code."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    for code_object in code_objects:
-        digest.update(code_object.clean_code.encode())
-    header = folder / "include" / "hash.h"
-    header.parent.mkdir(parents=True, exist_ok=True)
-    header.write_text(f'#define __HASH_{name} "{digest.hexdigest()}"\n')
 
 
 #: A stripped SDFG holding only what calling the library needs (see _save_signature).

@@ -1,0 +1,73 @@
+"""DaCe's walk over an SDFG's data descriptors done once per SDFG while connector types are inferred.
+
+DaCe's code generation infers connector types three times
+(``dace.sdfg.infer_types.infer_connector_types``), and for every nested SDFG
+node it widens the node's mapped symbols (``widen_mapped_symbols``), which asks
+for every symbol the node sees: ``SDFGState.sdfg_symbols``, a walk over the
+free symbols of *every* data descriptor of the SDFG that holds the node. A
+program's top level holds most nested SDFG nodes and most descriptors, so
+that walk is quadratic in the program's size: on the FV3-size benchmark, 9 s
+of 137 s of code generation at 40 stencils and 167 s of 943 s at 120 (under
+cProfile), the one term of code generation that grew faster than the program.
+
+Inside :func:`inference_with_symbols_once` an SDFG's ``sdfg_symbols`` is
+computed once and handed out as a copy, for as long as its symbols (names and
+types) and its number of descriptors stay the same; anything else computes it
+again. Inference only changes connector types and, in widening, a nested
+SDFG's own symbols (then that SDFG's entry is recomputed), so every caller
+gets what DaCe would have computed: the generated code is the same (compared
+on the benchmark and the dycore). A work-around for DaCe 2.0.0b1; the method
+is restored on leaving.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import threading
+from typing import Any, Iterator
+
+_lock = threading.RLock()
+_active = [False]
+
+
+@contextlib.contextmanager
+def inference_with_symbols_once() -> Iterator[None]:
+    """Within the block, DaCe's connector type inference walks each SDFG's descriptors once (module docstring)."""
+    from dace.sdfg import infer_types
+    from dace.sdfg.state import SDFGState
+
+    with _lock:  # one code generation at a time patches DaCe; a nested use leaves the outer one in charge
+        if _active[0]:
+            yield
+            return
+        _active[0] = True
+        infer, sdfg_symbols = infer_types.infer_connector_types, SDFGState.sdfg_symbols
+        memo: dict[int, tuple[Any, tuple, dict]] = {}  # id(SDFG) -> (the SDFG, what it had, its symbols)
+        depth = [0]
+
+        def remembered(self: Any) -> dict:
+            if not depth[0]:
+                return sdfg_symbols(self)
+            sdfg = self.sdfg
+            seen = (tuple(sdfg.symbols.items()), len(sdfg.arrays))
+            entry = memo.get(id(sdfg))
+            if entry is None or entry[0] is not sdfg or entry[1] != seen:
+                entry = memo[id(sdfg)] = (sdfg, seen, sdfg_symbols(self))
+            return collections.OrderedDict(entry[2])
+
+        def inferring(sdfg: Any, *args: Any, **kwargs: Any) -> Any:
+            depth[0] += 1
+            try:
+                return infer(sdfg, *args, **kwargs)
+            finally:
+                depth[0] -= 1
+                if not depth[0]:
+                    memo.clear()  # between inferences the program may change
+
+        infer_types.infer_connector_types, SDFGState.sdfg_symbols = inferring, remembered
+        try:
+            yield
+        finally:
+            infer_types.infer_connector_types, SDFGState.sdfg_symbols = infer, sdfg_symbols
+            _active[0] = False

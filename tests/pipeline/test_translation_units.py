@@ -1,0 +1,101 @@
+"""The generated C++ split into several files compiled at once (orchestra.toolchain.translation_units)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from orchestra import DaceConfig
+from orchestra.examples.diffusion import DiffusionModel, initial_state
+from orchestra.toolchain.translation_units import UNITS_VARIABLE, split_code
+
+SHAPE = (14, 13, 5)
+
+
+def _run(mode: str, cache_root, monkeypatch, units: str) -> tuple[np.ndarray, np.ndarray]:
+    monkeypatch.setenv(UNITS_VARIABLE, units)
+    config = DaceConfig(None, backend="dace:cpu", orchestration=mode, cache_root=str(cache_root))
+    model = DiffusionModel(config, SHAPE)
+    q, total = initial_state(SHAPE, config.backend)
+    model(q, total)
+    model(q, total)
+    return np.asarray(q).copy(), np.asarray(total).copy()
+
+
+def test_the_example_model_split_in_three_files_equals_one_file_and_python_mode(tmp_path, monkeypatch):
+    python = _run("Python", tmp_path / "python", monkeypatch, "1")
+    one = _run("BuildAndRun", tmp_path / "one", monkeypatch, "1")
+    split = _run("BuildAndRun", tmp_path / "split", monkeypatch, "3")
+    for got in (one, split):
+        assert all(np.array_equal(a, b) for a, b in zip(got, python))
+    (one_file,) = (tmp_path / "one").glob("DiffusionModel.__call__/*/src/cpu/*.cpp")
+    files = sorted((tmp_path / "split").glob("DiffusionModel.__call__/*/src/cpu/*.cpp"))
+    assert len(files) == 3, files
+    main = next(path for path in files if not path.stem.endswith(("_part1", "_part2"))).read_text()
+    moved = re.findall(r"^\s*(__orchestra_\w+_block_\d+)\(", main, re.MULTILINE)
+    assert moved, "no block of the program was moved out of its main file"
+    defined = "".join(path.read_text() for path in files if path.stem.endswith(("_part1", "_part2")))
+    assert all(f"void {name}(" in defined for name in moved)
+    assert len(main) < len(one_file.read_text())
+
+
+_PROGRAM = """#include <dace/dace.h>
+struct p_state_t {
+    double * __restrict__ buffer;
+};
+inline void nested_sdfg_1(p_state_t *__state, double* __restrict__ a, int __i) {
+    a[__i] = a[__i] * 2.0;
+}
+void __program_p_internal(p_state_t*__state, double * __restrict__ a, double (*f)(double), int n)
+{
+    double x;
+    double table[4];
+    int64_t k;
+%(body)s
+}
+DACE_EXPORTED void __program_p(p_state_t *__state, double * __restrict__ a, double (*f)(double), int n)
+{
+    __program_p_internal(__state, a, f, n);
+}
+"""
+
+_STATE = """    {
+        x = f(x) + table[1];
+        for (auto __i = 0; __i < n; __i += 1) {
+            nested_sdfg_1(__state, &a[0], __i);
+        }
+    }"""
+
+
+def test_a_moved_block_gets_what_it_uses_scalars_copied_in_and_out_arrays_by_reference():
+    main, (part,) = split_code(_PROGRAM % {"body": "\n".join([_STATE] * 4)}, "p", 2)
+    calls = re.findall(r"^    (__orchestra_p_block_\d+)\(__state, a, f, n, x, table\);$", main, re.MULTILINE)
+    assert len(calls) == 2  # two of the four blocks moved, k (unused) not passed
+    for name in calls:
+        definition = part.split(f"void {name}(", 1)[1].split("\n}\n", 1)[0]
+        assert definition.startswith("p_state_t*__state, double * __restrict__ a, double (*f)(double), int n, "
+                                     "double &x__outer, double (&table)[4])")
+        assert "double x = x__outer;" in definition and definition.rstrip().endswith("x__outer = x;")
+    assert "inline void nested_sdfg_1(" in part  # the per-point function its blocks call, inlined there
+    assert main.count("x = f(x) + table[1];") == 2 and part.count("x = f(x) + table[1];") == 2
+
+
+@pytest.mark.parametrize("body, why", [
+    ("    {\n        goto __state_exit;\n    }\n    __state_exit:;", "a goto leaves the block"),
+    ("    for (k = 0; k < 2; k = k + 1) {\n        {\n            break;\n        }\n    }", "break"),
+    ("    {\n        return;\n    }", "return"),
+    ("    #pragma omp parallel\n    {\n        x = 1.0;\n    }", "the body of a pragma (every thread would run the call)"),
+    ("    if (n > 0)\n    {\n        x = 1.0;\n    }", "the body of an if"),
+    ("#if 0\n    {\n        x = 1.0;\n    }\n#endif", "preprocessor conditions"),
+])
+def test_blocks_that_leave_by_a_jump_stay_in_place(body, why):
+    assert split_code(_PROGRAM % {"body": body}, "p", 2) is None, why
+
+
+def test_a_file_with_anything_but_functions_and_the_state_struct_at_file_scope_is_not_split():
+    program = _PROGRAM % {"body": "\n".join([_STATE] * 4)}
+    assert split_code(program, "p", 2) is not None
+    assert split_code("static double counter = 0;\n" + program, "p", 2) is None
+    assert split_code(program.replace("inline void", "inline void __attribute__((unused))", 1), "p", 2) is None
