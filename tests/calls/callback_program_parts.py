@@ -4,12 +4,15 @@ The stencils are defined once here, so gt4py compiles each for ``Python``
 mode once per cache, whatever the number of programs drawn; the programs
 differ in how they call them (FrozenStencil or the plain gt4py object with
 ``origin=``/``domain=``, which arrays, where, in loops and branches) and in
-their callbacks.
+their callbacks. The plain objects come from :func:`plain_stencil`: gt4py
+names a plain stencil after the module that calls ``gtscript.stencil``, so
+made in each program's own module they would be compiled again per program.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from gt4py.cartesian import gtscript
 from gt4py.cartesian.gtscript import FORWARD, PARALLEL, Field, I, J, computation, horizontal, interval, region
 
 from orchestra import dace_inhibitor
@@ -32,6 +35,11 @@ def sweep(q: FloatField, out: FloatField, weight: float):
             out = weight * q
         with interval(1, None):
             out = 0.5 * out[0, 0, -1] + weight * q
+
+
+def plain_stencil(definition, backend: str):
+    """The plain gt4py stencil object of ``definition`` (``gtscript.stencil``), named after this module."""
+    return gtscript.stencil(backend=backend, definition=definition)
 
 
 class Halo:

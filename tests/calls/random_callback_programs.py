@@ -108,10 +108,9 @@ _MODULE = '''"""Random callback program {seed} (tests/calls/random_callback_prog
 
 import numpy as np
 import gt4py.storage as gt_storage
-from gt4py.cartesian import gtscript
 
 from orchestra import FrozenStencil, orchestrate
-from tests.calls.callback_program_parts import smooth, sweep
+from tests.calls.callback_program_parts import plain_stencil, smooth, sweep
 
 SHAPE = (8, 7, 3)
 ORIGIN, DOMAIN = (1, 1, 0), (6, 5, 3)
@@ -135,8 +134,8 @@ _COMPONENT = '''class Component{level}:
         self.view = self.big[1:-1, 1:-1, :]
         self.fields = {{"eta": rng.uniform(-1.0, 1.0, SHAPE[:2]), "temp": field(rng, backend)}}
         self.smooth = FrozenStencil(smooth, backend=backend, origin=ORIGIN, domain=DOMAIN)
-        self.plain_smooth = gtscript.stencil(backend=backend, definition=smooth)
-        self.plain_sweep = gtscript.stencil(backend=backend, definition=sweep)
+        self.plain_smooth = plain_stencil(smooth, backend)  # a gt4py stencil object, compiled once for all programs
+        self.plain_sweep = plain_stencil(sweep, backend)
         {child}
         orchestrate(obj=self, config=config)
 
