@@ -14,16 +14,20 @@ A moved block sees what it saw in place: the internal function's parameters
 (scalars and pointers copied in and out, arrays by reference). The block's
 statements are unchanged, so the same operations run in the same order;
 without FMA contraction or fast-math the results are bitwise those of one
-file (tested on the dycore, the idiom corpus and random programs).
+file (tested on the example model, the idiom corpus and random programs).
 
 Only what is recognized is split: the file must consist of DaCe's includes,
 its state struct, inline functions, the internal function and the exported
-entry points; a block is moved only without ``goto``, ``return``, ``break``,
-``continue``, labels or ``case``, and not from under a scope that declares
-with ``auto``. Anything else keeps one file. ``ORCHESTRA_COMPILE_UNITS``
-bounds the number of files: ``1`` (or ``0``) one file; a number, at most that
-many; unset, one per core this process may use, at most DaCe's
-``compiler.build_jobs``, and one per :data:`LINES_PER_UNIT` lines.
+entry points (no thread-local scratch planes); a block is moved only without
+``goto``, ``return``, ``break``, ``continue``, labels or ``case``, not when
+it is the body of a pragma, ``if`` or ``else`` on the line before, and never
+out of a map's loops. Anything else keeps one file. A block inside a
+``#pragma omp parallel`` block takes the variables around it by reference
+(the team shares them). ``ORCHESTRA_COMPILE_UNITS`` bounds the number of
+files: ``1`` (or ``0``) one file; a number, at most that many; unset, one per
+core this process may use, at most DaCe's ``compiler.build_jobs`` (4), and one
+per :data:`LINES_PER_UNIT` lines. The build key does not depend on it: every
+split computes the same.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ _DECLARATION = re.compile(
     r"(?P<ptr>(?:\*\s*(?:const\s+)?(?:__restrict__\s*)?)*)(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]]*\])*)\s*"
     r"(?:=[^;]*)?;$"
 )
-_FOR_DECLARATION = re.compile(r"^for\s*\(\s*(?:const\s+)?[A-Za-z_][\w:<>]*[\s*]+(\w+)\s*=")
+_FOR_DECLARATION = re.compile(r"^for\s*\(\s*(?:const\s+)?[A-Za-z_][\w:<>]*[\s*]+\w+\s*=")
 _ARITHMETIC = re.compile(r"^(?:(?:unsigned|signed|long|short)\s+)*(?:bool|char|short|int|long|float|double|size_t|"
                          r"u?int(?:8|16|32|64)_t|dace::(?:u?int(?:8|16|32|64)|float(?:32|64)|bool_?))$")
 _UNMOVABLE = re.compile(r"\b(?:goto|return|break|continue|case)\b|^\s*[A-Za-z_]\w*\s*:(?!:)", re.MULTILINE)
@@ -60,6 +64,7 @@ class _Block:
     last: int
     locals: list[tuple[str, str]]  # (name, declaration) of the enclosing scopes, innermost last
     cost: int = 0
+    parallel: bool = False  # inside an OpenMP parallel construct: locals by reference (threads share them)
     unit: int = 0
 
 
@@ -132,13 +137,12 @@ def split_code(code: str, program: str, units: int) -> Optional[tuple[str, list[
     if any(line.lstrip().startswith("#") and not line.lstrip().startswith("#pragma")
            for line in lines[first:last + 1]):
         return None  # a block moved out of an #if would change what is compiled
-    blocks = _blocks(lines, depths, first, last)
+    costs = _function_costs(lines, functions)
+    total = _cost("\n".join(lines[first + 1:last + 1]), costs)  # the body: the header names the function itself
+    opening = next(index for index in range(first, last + 1) if depths[index + 1] > 0)
+    blocks = _blocks(lines, depths, opening, last, [], False, costs, total // (2 * units))
     if not blocks:
         return None
-    costs = _function_costs(lines, functions)
-    for block in blocks:
-        block.cost = _cost("\n".join(lines[block.first:block.last + 1]), costs)
-    total = _cost("\n".join(lines[first + 1:last + 1]), costs)  # the body: the header names the function itself
     if not _assign(blocks, units, total):
         return None
     return _render(lines, functions, internal, header, parameters, blocks, program)
@@ -181,7 +185,12 @@ def _line_depths(code: str) -> Optional[list[int]]:
 
 
 def _functions(lines: list[str], depths: list[int]) -> Optional[dict[str, tuple[int, int]]]:
-    """Every function defined at file scope: name -> (first line, closing line); None for anything unexpected there."""
+    """Every function defined at file scope: name -> (first line, closing line); None for anything unexpected there.
+
+    DaCe's thread-local pointers (``#pragma omp threadprivate``: fused programs' scratch planes) are refused
+    too: shared between files as ``extern``, every function looked them up again (the dycore: 1,129 calls of
+    ``__tls_get_addr`` against 219, and a step 4.7x slower).
+    """
     functions: dict[str, tuple[int, int]] = {}
     index, count = 0, len(lines)
     while index < count:
@@ -225,34 +234,51 @@ def _parameter_names(header: str) -> Optional[list[str]]:
     return names
 
 
-def _blocks(lines: list[str], depths: list[int], first: int, last: int) -> list[_Block]:
-    """The outermost movable bare blocks of the function body, with the locals declared around each."""
+def _blocks(lines: list[str], depths: list[int], opening: int, closing: int, outer: list[tuple[str, str]],
+            parallel: bool, costs: dict[str, int], limit: int) -> list[_Block]:
+    """The outermost movable bare blocks between lines ``opening`` and ``closing`` (a scope's braces), with the
+    locals declared around each; a block costlier than ``limit`` is replaced by the movable blocks inside it
+    when those hold at least half its cost. ``outer``: the locals declared around the scope; ``parallel``:
+    whether it runs inside an OpenMP parallel construct."""
     blocks: list[_Block] = []
-    scopes: list[list[tuple[str, str]]] = [[]]  # declarations per open scope, the function body first
-    unsafe: list[bool] = [False]
-    index = first + 1
-    while depths[index] == 0:
-        index += 1
-    while index < last:
+    base = depths[opening] + 1
+    scopes: list[list[tuple[str, str]]] = [list(outer)]  # declarations per open scope
+    unsafe, in_parallel = [False], [parallel]
+    index = opening + 1
+    while index < closing:
         line = lines[index].strip()
-        del scopes[depths[index]:], unsafe[depths[index]:]
+        level = depths[index] - base + 1
+        del scopes[level:], unsafe[level:], in_parallel[level:]
         if line.startswith("}"):
-            del scopes[depths[index] - 1:], unsafe[depths[index] - 1:]
+            del scopes[level - 1:], unsafe[level - 1:], in_parallel[level - 1:]
             line = line[1:].strip()
         if line == "{" and not any(unsafe) and _statement_starts(lines, index):
             end = _closing(depths, index)
             if not _UNMOVABLE.search("\n".join(lines[index:end + 1])):
-                blocks.append(_Block(index, end, [entry for scope in scopes for entry in scope]))
+                around = [entry for scope in scopes for entry in scope]
+                block = _Block(index, end, around, _cost("\n".join(lines[index:end + 1]), costs), in_parallel[-1])
+                inner = _blocks(lines, depths, index, end, around, in_parallel[-1], costs, limit) \
+                    if block.cost > limit else []
+                blocks.extend(inner if 2 * sum(b.cost for b in inner) >= block.cost else [block])
                 index = end + 1
                 continue
         declared = _DECLARATION.match(line)
         if declared and declared.group("type").split()[-1] not in _KEYWORDS and declared.group("name") not in _KEYWORDS:
             scopes[-1].append((declared.group("name"), line))
         if line.endswith("{"):
-            # a scope whose header declares (``for (int i = ...``, ``auto``) is not moved from: its type is not restated
-            scopes.append([]), unsafe.append(bool(_FOR_DECLARATION.match(line) or re.search(r"\bauto\b", line)))
+            _open_scope(lines, index, line, scopes, unsafe, in_parallel)
         index += 1
     return blocks
+
+
+def _open_scope(lines: list[str], index: int, line: str, scopes: list, unsafe: list, in_parallel: list) -> None:
+    """Enter the scope a line opens: whether blocks may move from it (not from a map's loops: measured on the
+    dycore, blocks moved out of its OpenMP-parallel vertical loop made a step 3.4x slower), whether it is
+    OpenMP-parallel (a ``#pragma omp parallel`` block)."""
+    previous = next((text.strip() for text in reversed(lines[:index]) if text.strip()), "")
+    scopes.append([])
+    unsafe.append(bool(re.search(r"\bauto\b", line) or _FOR_DECLARATION.match(line)))
+    in_parallel.append(in_parallel[-1] or previous.startswith("#pragma omp parallel"))
 
 
 def _statement_starts(lines: list[str], index: int) -> bool:
@@ -327,8 +353,9 @@ def _render(lines: list[str], functions: dict[str, tuple[int, int]], internal: s
             type_, pointer, dims = parts.group("type"), parts.group("ptr").strip(), parts.group("dims")
             if dims:
                 signature.append(f"{type_} {pointer}(&{local}){dims}")
-            elif type_.startswith("const ") or not (pointer or _ARITHMETIC.match(type_)):
-                signature.append(f"{type_} {pointer}&{local}")  # by reference: no copy of an object
+            elif block.parallel or type_.startswith("const ") or not (pointer or _ARITHMETIC.match(type_)):
+                # by reference: a variable the team's threads share, a constant, an object
+                signature.append(f"{type_} {pointer}&{local}")
             else:
                 signature.append(f"{type_} {pointer}&{local}__outer")
                 copy_in.append(f"    {type_} {pointer}{local} = {local}__outer;")
