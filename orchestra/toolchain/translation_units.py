@@ -275,7 +275,7 @@ def _open_scope(lines: list[str], index: int, line: str, scopes: list, unsafe: l
     """Enter the scope a line opens: whether blocks may move from it (not from a map's loops: measured on the
     dycore, blocks moved out of its OpenMP-parallel vertical loop made a step 3.4x slower), whether it is
     OpenMP-parallel (a ``#pragma omp parallel`` block)."""
-    previous = next((text.strip() for text in reversed(lines[:index]) if text.strip()), "")
+    previous = next((lines[at].strip() for at in range(index - 1, -1, -1) if lines[at].strip()), "")
     scopes.append([])
     unsafe.append(bool(re.search(r"\bauto\b", line) or _FOR_DECLARATION.match(line)))
     in_parallel.append(in_parallel[-1] or previous.startswith("#pragma omp parallel"))
@@ -284,8 +284,8 @@ def _open_scope(lines: list[str], index: int, line: str, scopes: list, unsafe: l
 def _statement_starts(lines: list[str], index: int) -> bool:
     """Whether the block opening on line ``index`` is a statement of its own: not the body of a pragma
     (``#pragma omp parallel``), an ``if``, ``else``, ``for`` or ``do`` written on the line before."""
-    for previous in reversed(lines[:index]):
-        text = previous.split("//", 1)[0].strip()
+    for at in range(index - 1, -1, -1):  # not a reversed slice: a copy of the file's lines per block
+        text = lines[at].split("//", 1)[0].strip()
         if text:
             return text.endswith((";", "{", "}"))
     return False
