@@ -71,21 +71,25 @@ def compile_code(code_objects: list, folder: Path, program: str, starting: Calla
     """
     from dace.codegen import compiler
 
-    files = in_files(code_objects, program)
-    program_folder = compiler.generate_program_folder(None, files, str(folder))
-    write_hash_header(program, files, folder)
-    starting()
-    try:
+    started = []
+
+    def write_and_compile(objects: list) -> None:
+        program_folder = compiler.generate_program_folder(None, objects, str(folder))
+        write_hash_header(program, objects, folder)
+        if not started:  # once, whichever attempt gets this far first
+            started.append(starting())
         compiler.configure_and_compile(program_folder, program)
+
+    files = in_files(code_objects, program)
+    try:
+        write_and_compile(files)
     except Exception as error:
         if files is code_objects:
             raise
         log.warning("%s: compiling the program split into %d files failed; compiling it as one file "
                     "(set %s=1 to skip the split; please report): %s", program,
                     len(files) - len(code_objects) + 1, "ORCHESTRA_COMPILE_UNITS", str(error)[-2000:])
-        program_folder = compiler.generate_program_folder(None, code_objects, str(folder))
-        write_hash_header(program, code_objects, folder)
-        compiler.configure_and_compile(program_folder, program)
+        write_and_compile(code_objects)
 
 
 def _vectorize_innermost_loops(sdfg: Any, code_objects: list) -> None:

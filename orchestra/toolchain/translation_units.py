@@ -130,7 +130,8 @@ def split_code(code: str, program: str, units: int) -> Optional[tuple[str, list[
     if internal not in functions:
         return None
     first, last = functions[internal]
-    header = " ".join(line.strip() for line in lines[first:last + 1]).split("{", 1)[0]
+    opening = next(index for index in range(first, last + 1) if depths[index + 1] > 0)
+    header = " ".join(line.strip() for line in lines[first:opening + 1]).split("{", 1)[0]
     parameters = _parameter_names(header)
     if parameters is None:
         return None
@@ -139,7 +140,6 @@ def split_code(code: str, program: str, units: int) -> Optional[tuple[str, list[
         return None  # a block moved out of an #if would change what is compiled
     costs = _function_costs(lines, functions)
     total = _cost("\n".join(lines[first + 1:last + 1]), costs)  # the body: the header names the function itself
-    opening = next(index for index in range(first, last + 1) if depths[index + 1] > 0)
     blocks = _blocks(lines, depths, opening, last, [], False, costs, total // (2 * units))
     if not blocks:
         return None
@@ -218,19 +218,13 @@ def _functions(lines: list[str], depths: list[int]) -> Optional[dict[str, tuple[
 
 def _parameter_names(header: str) -> Optional[list[str]]:
     """The names of a function's parameters, from its header (function pointers included)."""
-    inside = header[header.index("(") + 1:header.rindex(")")]
-    names, depth, current = [], 0, ""
-    for char in inside + ",":
-        if char == "," and depth == 0:
-            pointer = re.search(r"\(\s*\*\s*(\w+)\s*\)", current)
-            found = pointer.group(1) if pointer else (_IDENTIFIER.findall(current) or [None])[-1]
-            if found is None:
-                return None
-            names.append(found)
-            current = ""
-            continue
-        depth += (char == "(") - (char == ")")
-        current += char
+    names = []
+    for declaration in _parameter_declarations(header):
+        pointer = re.search(r"\(\s*\*\s*(\w+)\s*\)", declaration)
+        found = pointer.group(1) if pointer else (_IDENTIFIER.findall(declaration) or [None])[-1]
+        if found is None:
+            return None
+        names.append(found)
     return names
 
 
