@@ -16,7 +16,11 @@
 # 4. The dynamical core: C24 against Python mode, C192 GPU against CPU (gpu_dycore.sh), then
 #    where a C192 step goes (ORCHESTRA_TIMINGS=1) at 8 and 80 levels; with MPS=1 the C192
 #    GPU run again under NVIDIA's Multi-Process Service (ranks' kernels run together).
-# BUDGET_S (default 540): later phases are skipped once this many seconds have passed.
+# 5. With UNITS_FOLDER=DIR (a build's cache folder, carried): its C++ compiled as 1, 2, 4 and 8
+#    files (scripts/compile_units.py) on the node's idle cores, first, so nothing runs beside it.
+# BUDGET_S (default 540): later phases are skipped once this many seconds have passed, and a
+# phase's own time limit never runs past it. SKIP_HALO=1 leaves out phase 3; BUILD_NZ ("8 80")
+# the levels built ahead in phase 2.
 set -u
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -31,6 +35,7 @@ mkdir -p "$L"
 say() { echo "[$((SECONDS - T0)) s] $*" | tee -a "$S"; }
 pack() { tar czf "$OUT/logs.tgz" -C "$(dirname "$L")" logs 2>/dev/null; }
 time_left() { [ $((SECONDS - T0)) -lt "$1" ]; }
+limit() { local left=$((BUDGET_S - (SECONDS - T0))); echo $(( left < $1 ? (left > 10 ? left : 10) : $1 )); }
 
 if ! nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >>"$S" 2>&1; then
     say "no NVIDIA GPU here (nvidia-smi failed): run this on the GPU node"
@@ -51,11 +56,17 @@ source scripts/setup_env.sh || exit 2  # also lets Open MPI run as root
 export ORCHESTRA_CUDA_ARCH="${ORCHESTRA_CUDA_ARCH:-$(python -c 'import cupy; print(cupy.cuda.Device(0).compute_capability)')}"
 say "$(python -c 'import sys,dace,gt4py,numpy,cupy;print("python",sys.version.split()[0],"dace",dace.__version__,"gt4py",gt4py.__version__,"numpy",numpy.__version__,"cupy",cupy.__version__)' 2>&1 | tail -1); cuda_arch $ORCHESTRA_CUDA_ARCH"
 
+# --- 5 (first, on idle cores). the C++ in several files ------------------------------------
+if [ -n "${UNITS_FOLDER:-}" ]; then
+    timeout "$(limit 120)" python scripts/compile_units.py "$UNITS_FOLDER" 1 2 4 8 >>"$S" 2>&1
+    say "compile units: exit $?"
+fi
+
 # --- 2. tests beside the builds ----------------------------------------------------------
-(GPU_CHECK_OUT="$L/tests" timeout "${TESTS_S:-330}" scripts/gpu_check.sh --tests-only >"$L/tests.log" 2>&1
+(GPU_CHECK_OUT="$L/tests" timeout "$(limit "${TESTS_S:-330}")" scripts/gpu_check.sh --tests-only >"$L/tests.log" 2>&1
  echo $? >"$L/tests.rc") &
 tests=$!
-for nz in 8 80; do
+for nz in ${BUILD_NZ:-8 80}; do
     [ $nz = 80 ] && sleep 20  # this job then finds the shared C24 build under way and waits for it
     (WORK="$(mktemp -d)" BUILD_ONLY=1 TIMING_RESOLUTIONS=192 NZ=$nz timeout 300 scripts/gpu_dycore.sh \
         "$L/build$nz" >"$L/build$nz.log" 2>&1; echo "builds for nz $nz: exit $?" >>"$L/builds.txt") &
@@ -73,21 +84,22 @@ halo() {  # halo LABEL [PYTHONPATH prefix]
     PYTHONPATH="${2:+$2:}${PYTHONPATH:-}" OMP_NUM_THREADS=1 timeout 60 mpirun -n 6 python scripts/bench_halo.py \
         --device gpu --nx 192 --nz 8 80 --repeats 50 --label "$1" --json "$L/halo_$1.json" >>"$S" 2>&1
 }
-if [ -n "${HALO_BEFORE:-}" ]; then
+if [ "${SKIP_HALO:-0}" = 1 ]; then
+    :
+elif [ -n "${HALO_BEFORE:-}" ]; then
     for label in before after after before; do
         if [ $label = before ]; then halo before "$HALO_BEFORE"; else halo after; fi
     done
 else
     halo current
 fi
-say "halo benchmark done"
-pack
+[ "${SKIP_HALO:-0}" = 1 ] || { say "halo benchmark done"; pack; }
 
 # --- 4. the dynamical core ---------------------------------------------------------------
 quiet="--set output.netcdf_interval_hours=0 --set output.restart_interval_hours=0 --set output.plot=false"
 c192="configs/c24_case2.yaml --set resolution=192 --set dt=112.5 --set days=0.25 --set backend=dace:gpu $quiet"
 if time_left $((BUDGET_S - 120)); then
-    WORK="$(mktemp -d)" TIMING_RESOLUTIONS=192 NZ=8 timeout 200 scripts/gpu_dycore.sh "$L/dycore8" >"$L/dycore8.log" 2>&1
+    WORK="$(mktemp -d)" TIMING_RESOLUTIONS=192 NZ=8 timeout "$(limit 200)" scripts/gpu_dycore.sh "$L/dycore8" >"$L/dycore8.log" 2>&1
     say "dycore, nz 8: exit $?"
     cat "$L"/dycore8/*_compare.txt >>"$S" 2>&1
     pack
