@@ -1,4 +1,4 @@
-"""Orchestrated dace:gpu programs on a GPU: results, the login-node workflow, memory, re-marshalling.
+"""Orchestrated dace:gpu programs on a GPU: results, the login-node workflow, memory, reallocated arrays.
 
 Skipped (with the reason) unless an NVIDIA GPU, cupy and nvcc are present;
 ``scripts/gpu_check.sh`` runs them. Tolerance: GPU results are compared with
@@ -9,6 +9,8 @@ stencil GPU runs are held to the same tolerance (their kernels are compiled
 separately).
 """
 
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -16,6 +18,7 @@ from orchestra import DaceConfig, FrozenStencil, orchestrate_function
 from orchestra.pipeline.abstract_arrays import abstract_device_storage, builds_without_device
 from orchestra.comm.array_module import to_host
 from orchestra.examples.diffusion import DiffusionModel, apply_tendency, initial_state
+from orchestra.key.array_like import array_layout
 
 from tests.gpu.gpu_env import device_cuda_arch, requires_gpu
 
@@ -110,7 +113,8 @@ def test_persistent_device_transient_survives_repeated_calls(cache_root):
     assert_close(to_host(q), expected, "four calls through a persistent device transient")
 
 
-def test_reallocated_device_arrays_are_marshalled_again(cache_root):
+def test_reallocated_device_arrays_reach_the_library(cache_root):
+    """Fresh device arrays of the same layout are repointed (orchestra.calls.repoint), not run on freed memory."""
     import cupy
 
     model = DiffusionModel(config("BuildAndRun", cache_root), SHAPE)
@@ -128,6 +132,8 @@ def test_reallocated_device_arrays_are_marshalled_again(cache_root):
     model(q2, total2)
     reference(q_ref, total_ref)
     synchronize()
-    assert caller.marshal_count == 2
+    assert (caller.marshal_count, caller.repoint_count) == (1, 1)
+    pointers = {argument.value for argument in caller.compiled_sdfg._lastargs[0] if isinstance(argument, ctypes.c_void_p)}
+    assert {array_layout(q2).pointer, array_layout(total2).pointer} <= pointers
     assert_close(to_host(q2), q_ref, "after reallocation (q)")
     assert_close(to_host(total2), total_ref, "after reallocation (total)")
