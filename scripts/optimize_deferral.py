@@ -17,25 +17,17 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import json
 import os
 import sys
 import time
 from typing import Any
 
 
-def _without_ids(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {k: _without_ids(v) for k, v in obj.items() if k not in ("guid", "cfg_id", "sdfg_id")}
-    if isinstance(obj, (list, tuple)):
-        return [_without_ids(v) for v in obj]
-    return obj
-
-
 def main() -> None:
     import dace
     from dace.sdfg.state import AbstractControlFlowRegion as Region
 
+    from orchestra.observe.program_text import program_text
     from orchestra.passes import deferred_cfg_list
     from orchestra.pipeline import stages
     from orchestra.toolchain import dace_settings
@@ -60,7 +52,7 @@ def main() -> None:
             stages.optimize(stages.ParsedProgram(sdfg, 0.0), stages.OptimizeOptions())
             print(f"{label}: optimize {time.perf_counter() - start:.1f} s, "
                   f"DaCe's renumbering ran {count['rebuilds']} times", flush=True)
-            programs[label] = json.dumps(_without_ids(sdfg.to_json()), sort_keys=True)
+            programs[label] = program_text(sdfg)
     print("optimized programs equal:", len(set(programs.values())) == 1)
     print("load", os.getloadavg(), flush=True)
 

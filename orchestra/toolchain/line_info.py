@@ -25,7 +25,9 @@ from __future__ import annotations
 import contextlib
 import inspect
 import sys
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
+
+from orchestra.toolchain.stand_in import standing_in
 
 #: What DaCe's function calls, checked before it is replaced: the version it was written for.
 _REPLACES_NAMES = frozenset({"stack", "getframeinfo", "DebugInfo"})
@@ -55,17 +57,8 @@ def replaceable(function: Any) -> bool:
     return code is not None and code.co_argcount == 1 and _REPLACES_NAMES <= set(code.co_names)
 
 
-@contextlib.contextmanager
-def cheap_line_info() -> Iterator[None]:
+def cheap_line_info() -> contextlib.AbstractContextManager:
     """Inside the block, DaCe finds a new node's source line from one frame, not the whole stack."""
     from dace.sdfg import state
 
-    found = getattr(state, "_get_debug_info", None)
-    if found is _line_of_caller or not replaceable(found):
-        yield
-        return
-    state._get_debug_info = _line_of_caller
-    try:
-        yield
-    finally:
-        state._get_debug_info = found
+    return standing_in(state, "_get_debug_info", _line_of_caller, replaceable)

@@ -23,6 +23,7 @@ from gt4py.cartesian.backend import dace_backend, module_generator
 from gt4py.cartesian.gtscript import PARALLEL, I, Field, computation, horizontal, interval, region
 
 from orchestra import FrozenStencil
+from orchestra.observe.program_text import program_text
 from orchestra.stencils.stencil_cache import arguments_path, argument_data, lowering_stamp_path, stencil_lock
 
 FloatField = Field[np.float64]
@@ -62,20 +63,6 @@ def nothing_recomputed(monkeypatch) -> None:
     monkeypatch.setattr(module_generator, "make_args_data_from_gtir", forbidden)
     monkeypatch.setattr(dace_backend.SDFGManager, "sdfg_via_schedule_tree", forbidden)
     monkeypatch.setattr(dace_backend, "freeze_origin_domain_sdfg", forbidden)  # another origin than lowered
-
-
-def as_text(sdfg) -> str:
-    """The SDFG as JSON without DaCe's random per-object ids (``guid``) and generated names."""
-
-    def without_ids(value):
-        if isinstance(value, dict):
-            return {key: without_ids(item) for key, item in value.items() if key != "guid"}
-        if isinstance(value, list):
-            return [without_ids(item) for item in value]
-        return value
-
-    text = json.dumps(without_ids(sdfg.to_json()), sort_keys=True, default=str)
-    return re.sub(r"_\d{9,}", "_<id>", text)  # gt4py names symbols after object addresses: __k_140711570045648
 
 
 def test_argument_data_is_saved_and_read_back_equal_without_the_ir(gt_cache, monkeypatch):
@@ -154,14 +141,14 @@ def test_parameters_that_differ_from_the_definition_are_refused(gt_cache):
 
 
 def test_a_stencil_lowered_ahead_is_parsed_from_the_cache_as_a_cold_parse_returns_it(gt_cache, tmp_path, monkeypatch):
-    cold = as_text(stencil().__sdfg__(*descriptors()))
+    cold = program_text(stencil().__sdfg__(*descriptors()))
 
     monkeypatch.setitem(gt_config.cache_settings, "root_path", str(tmp_path / "second_cache"))
     assert stencil().lower_ahead() is True
     assert stencil().lower_ahead() is False  # there already: found without the IR
     nothing_recomputed(monkeypatch)
     assert stencil().lower_ahead() is False
-    assert as_text(stencil().__sdfg__(*descriptors())) == cold
+    assert program_text(stencil().__sdfg__(*descriptors())) == cold
 
 
 def test_a_stencil_of_another_backend_does_not_lower_ahead(gt_cache):
@@ -188,13 +175,13 @@ def _damage_warnings(caplog) -> list[str]:
 
 @pytest.mark.parametrize("which", ["frozen", "both"])
 def test_a_damaged_sdfg_in_gt4pys_cache_is_a_miss_lowered_again(gt_cache, which, monkeypatch, caplog):
-    cold = as_text(stencil().__sdfg__(*descriptors()))
+    cold = program_text(stencil().__sdfg__(*descriptors()))
     frozen, unfrozen = _cached_sdfgs(gt_cache)
     assert len(frozen) == 1 and len(unfrozen) == 1
     damaged = frozen if which == "frozen" else frozen + unfrozen
     _damage(damaged, monkeypatch)
     with caplog.at_level(logging.WARNING, logger="orchestra"):
-        again = as_text(stencil().__sdfg__(*descriptors()))
+        again = program_text(stencil().__sdfg__(*descriptors()))
     assert again == cold
     warnings = _damage_warnings(caplog)
     assert len(warnings) == 1 and all(str(path) in warnings[0] for path in damaged), warnings
@@ -220,7 +207,7 @@ def test_a_damaged_stencil_sdfg_is_found_when_another_domain_needs_it(gt_cache, 
 @pytest.mark.parametrize("stamp", ["another toolchain", "none"])
 def test_sdfgs_lowered_by_another_dace_are_removed_and_lowered_again(gt_cache, stamp, monkeypatch, caplog):
     """gt4py's content id does not hash DaCe's version: files an upgrade finds must not be read as this DaCe's."""
-    cold = as_text(stencil().__sdfg__(*descriptors()))
+    cold = program_text(stencil().__sdfg__(*descriptors()))
     assert stencil().is_lowered()
     frozen, unfrozen = _cached_sdfgs(gt_cache)
     stamp_file = lowering_stamp_path(stencil().stencil_object.builder)
@@ -240,7 +227,7 @@ def test_sdfgs_lowered_by_another_dace_are_removed_and_lowered_again(gt_cache, s
     monkeypatch.setattr(dace_backend.SDFGManager, "_loaded_sdfgs", {})  # a new process: only the files
     assert not stencil().is_lowered()  # a rank would lower it ahead
     with caplog.at_level(logging.INFO, logger="orchestra"):
-        again = as_text(stencil().__sdfg__(*descriptors()))
+        again = program_text(stencil().__sdfg__(*descriptors()))
     assert again == cold
     assert any("not stamped as lowered by" in record.getMessage() for record in caplog.records)
     assert stamp_file.read_text().startswith(f"dace {dace.__version__}, gt4py ")
@@ -249,13 +236,13 @@ def test_sdfgs_lowered_by_another_dace_are_removed_and_lowered_again(gt_cache, s
 
 def test_unstamped_sdfgs_gt4py_wrote_since_the_installation_are_kept_and_stamped(gt_cache, monkeypatch, caplog):
     """gt4py writes a stencil's SDFG itself when it runs stencil by stencil: no stamp, but this toolchain's."""
-    cold = as_text(stencil().__sdfg__(*descriptors()))
+    cold = program_text(stencil().__sdfg__(*descriptors()))
     stamp_file = lowering_stamp_path(stencil().stencil_object.builder)
     stamp_file.unlink()
     monkeypatch.setattr(dace_backend.SDFGManager, "_loaded_sdfgs", {})
     assert stencil().is_lowered()
     nothing_recomputed(monkeypatch)
     with caplog.at_level(logging.INFO, logger="orchestra"):
-        assert as_text(stencil().__sdfg__(*descriptors())) == cold
+        assert program_text(stencil().__sdfg__(*descriptors())) == cold
     assert not any("removing" in record.getMessage() for record in caplog.records)
     assert stamp_file.read_text().startswith(f"dace {dace.__version__}, gt4py ")
