@@ -75,7 +75,6 @@ def _serve() -> int:
 def _compile(message: dict, seen: set[str]) -> None:
     """Compile one stencil into gt4py's cache unless it is there, compiled elsewhere, or being compiled."""
     from orchestra.toolchain.gt4py_builds import stencil_build_lock
-    from orchestra.toolchain.shortcuts import exact_shortcuts
 
     start_time = time.perf_counter()
     try:
@@ -98,8 +97,7 @@ def _compile(message: dict, seen: set[str]) -> None:
             elif builder.caching.is_cache_info_available_and_consistent(validate_hash=True):
                 print(f"found {stencil!r} in gt4py's cache", flush=True)
             else:
-                with exact_shortcuts():
-                    builder.build()
+                builder.build()
                 print(f"compiled {stencil!r} in {time.perf_counter() - start_time:.1f} s", flush=True)
     except (Exception, SystemExit) as error:  # setuptools ends a failed compile with SystemExit
         print(f"compiling failed ({type(error).__name__}: {error}); its first call compiles it", flush=True)

@@ -28,7 +28,7 @@ import inspect
 import types
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
-from orchestra.toolchain.shortcuts import exact_shortcuts
+from orchestra.toolchain.line_info import cheap_line_info
 from orchestra.stencils import compile_ahead
 from orchestra.stencils.python_body import body_program
 from orchestra.stencils.arguments import ALL_FIELDS, Origin, field_origin
@@ -109,7 +109,7 @@ class FrozenStencil:
             if program is not None:
                 return program(*args, **kwargs)
             compile_ahead.start()  # the stencils made so far, and later ones, compile in workers meanwhile
-            with stencil_lock(self.stencil_object.builder), exact_shortcuts():
+            with stencil_lock(self.stencil_object.builder), cheap_line_info():
                 self._callable = self.stencil_object.implementation
         self._callable(
             *args,

@@ -46,7 +46,7 @@ from typing import Any, Iterator, Optional
 
 from orchestra.cache.durable import replace_atomically
 from orchestra.toolchain.gt4py_builds import stencil_build_lock
-from orchestra.toolchain.shortcuts import exact_shortcuts
+from orchestra.toolchain.line_info import cheap_line_info
 
 log = logging.getLogger("orchestra")
 
@@ -145,7 +145,7 @@ def frozen_sdfg(builder: Any, origin: dict[str, tuple[int, ...]], domain: tuple[
         _remove_sdfg_files(builder, "not stamped as lowered by " + _toolchain_versions())
     path = frozen_sdfg_path(builder, origin, domain)
     lowered_here = not path.exists()
-    with exact_shortcuts():
+    with cheap_line_info():
         sdfg = _frozen_sdfg(builder, origin, domain)
     if lowered_here and path.exists():
         sdfg = _as_saved(sdfg, path)

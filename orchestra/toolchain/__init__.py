@@ -169,7 +169,7 @@ def dace_settings(
     from dace.config import Config
 
     from orchestra.frontend import source_rewrites
-    from orchestra.toolchain.shortcuts import exact_shortcuts
+    from orchestra.toolchain.line_info import cheap_line_info
 
     changes = [(path, value) for path, value, _ in DACE_SETTINGS] + [(CPU_ARGS_PATH, " ".join(host_args("cpu")))]
     changes += list(extra)
@@ -188,8 +188,8 @@ def dace_settings(
     if cmake_dir is not None:
         os.environ["PATH"] = os.pathsep.join([cmake_dir, old_path] if old_path else [cmake_dir])
     try:
-        # model source DaCe refuses, rewritten to what it means (orchestra.frontend); DaCe's answers found cheaply
-        with source_rewrites(), exact_shortcuts():
+        # model source DaCe refuses, rewritten to what it means (orchestra.frontend); node lines found cheaply
+        with source_rewrites(), cheap_line_info():
             yield
     finally:
         if cmake_dir is not None:

@@ -25,9 +25,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import sys
-from typing import Any, Optional
-
-from orchestra.toolchain.stand_in import standing_in
+from typing import Any, Iterator, Optional
 
 #: What DaCe's function calls, checked before it is replaced: the version it was written for.
 _REPLACES_NAMES = frozenset({"stack", "getframeinfo", "DebugInfo"})
@@ -57,8 +55,17 @@ def replaceable(function: Any) -> bool:
     return code is not None and code.co_argcount == 1 and _REPLACES_NAMES <= set(code.co_names)
 
 
-def cheap_line_info() -> contextlib.AbstractContextManager:
+@contextlib.contextmanager
+def cheap_line_info() -> Iterator[None]:
     """Inside the block, DaCe finds a new node's source line from one frame, not the whole stack."""
     from dace.sdfg import state
 
-    return standing_in(state, "_get_debug_info", _line_of_caller, replaceable)
+    found = getattr(state, "_get_debug_info", None)
+    if found is _line_of_caller or not replaceable(found):
+        yield
+        return
+    state._get_debug_info = _line_of_caller
+    try:
+        yield
+    finally:
+        state._get_debug_info = found
