@@ -15,11 +15,6 @@ that imported orchestra (gt4py's ``gtscript.stencil`` and ``lazy_stencil``
 alike, FrozenStencils too); a process that never imports orchestra keeps
 gt4py's unlocked builds.
 
-A build for a DaCe backend also runs inside
-:func:`orchestra.toolchain.line_info.cheap_line_info` (DaCe's source line of
-each new node read from one frame: ``Python`` mode's stencils lower faster
-too).
-
 The lock is re-entrant within a thread (a FrozenStencil lowering or calling
 its stencil holds it around gt4py's build) and is the lock
 :func:`orchestra.stencils.stencil_cache.stencil_lock` takes, so lowering a
@@ -96,21 +91,12 @@ def _patch(module: Any) -> None:
         return
 
     def build(self: Any) -> Any:
-        with stencil_build_lock(self), _line_info_for(self):
+        with stencil_build_lock(self):
             return original(self)
 
     build.__orchestra_locked__ = True  # type: ignore[attr-defined]
     build.__doc__ = original.__doc__
     builder_class.build = build
-
-
-def _line_info_for(builder: Any) -> contextlib.AbstractContextManager:
-    """:func:`orchestra.toolchain.line_info.cheap_line_info` for a DaCe backend's build (which lowers through DaCe)."""
-    if not str(getattr(builder.backend, "name", "")).startswith("dace"):
-        return contextlib.nullcontext()  # nothing of DaCe runs: not even imported
-    from orchestra.toolchain.line_info import cheap_line_info
-
-    return cheap_line_info()
 
 
 class _PatchOnImport(importlib.abc.MetaPathFinder):

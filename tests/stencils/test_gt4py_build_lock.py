@@ -94,22 +94,3 @@ def test_a_plain_gt4py_stencil_builds_under_its_lock(tmp_path, monkeypatch):
     stencil(a, out)
     assert np.array_equal(a, out)
     assert any(name.endswith("_orchestra.lock") and "copy_field" in name for name in seen), seen
-
-
-def test_a_dace_backend_build_finds_node_lines_cheaply_and_others_leave_dace_alone(monkeypatch):
-    from dace.sdfg import state as dace_state
-
-    from orchestra.toolchain import gt4py_builds
-
-    original = dace_state._get_debug_info
-    installed = []
-
-    def building(self):  # stands for gt4py's own build: what is installed while it runs
-        installed.append(dace_state._get_debug_info is not original)
-
-    monkeypatch.setattr(StencilBuilder, "build", building)
-    gt4py_builds._patch(sys.modules[StencilBuilder.__module__])  # wraps it as it wraps gt4py's build
-    for backend in ("dace:cpu", "numpy"):
-        gtscript.lazy_stencil(backend=backend, definition=copy_field, check_syntax=False).builder.build()
-    assert installed == [True, False]
-    assert dace_state._get_debug_info is original
