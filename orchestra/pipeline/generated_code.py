@@ -24,10 +24,12 @@ def generate_code(sdfg: Any, folder: Path, simd_innermost_loops: bool) -> list:
     from dace.codegen import codegen
 
     from orchestra.passes.fusion.plane_allocation import allocate_in_code_objects
+    from orchestra.toolchain.control_flow_raising import raising_only_where_possible
     from orchestra.toolchain.inference_symbols import inference_with_symbols_once
 
     try:
-        with inference_with_symbols_once():  # DaCe's descriptor walk once per SDFG, not per nested SDFG node
+        # DaCe's descriptor walk once per SDFG, not per nested SDFG node; no control-flow raising where none can be
+        with inference_with_symbols_once(), raising_only_where_possible():
             code_objects = codegen.generate_code(sdfg, validate=False)
         if simd_innermost_loops:
             _vectorize_innermost_loops(sdfg, code_objects)
