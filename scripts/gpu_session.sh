@@ -84,16 +84,17 @@ halo() {  # halo LABEL [PYTHONPATH prefix]
     PYTHONPATH="${2:+$2:}${PYTHONPATH:-}" OMP_NUM_THREADS=1 timeout 60 mpirun -n 6 python scripts/bench_halo.py \
         --device gpu --nx 192 --nz 8 80 --repeats 50 --label "$1" --json "$L/halo_$1.json" >>"$S" 2>&1
 }
-if [ "${SKIP_HALO:-0}" = 1 ]; then
-    :
-elif [ -n "${HALO_BEFORE:-}" ]; then
-    for label in before after after before; do
-        if [ $label = before ]; then halo before "$HALO_BEFORE"; else halo after; fi
-    done
-else
-    halo current
+if [ "${SKIP_HALO:-0}" != 1 ]; then
+    if [ -n "${HALO_BEFORE:-}" ]; then
+        for label in before after after before; do
+            if [ $label = before ]; then halo before "$HALO_BEFORE"; else halo after; fi
+        done
+    else
+        halo current
+    fi
+    say "halo benchmark done"
+    pack
 fi
-[ "${SKIP_HALO:-0}" = 1 ] || { say "halo benchmark done"; pack; }
 
 # --- 4. the dynamical core ---------------------------------------------------------------
 quiet="--set output.netcdf_interval_hours=0 --set output.restart_interval_hours=0 --set output.plot=false"
