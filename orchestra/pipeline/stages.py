@@ -141,19 +141,34 @@ def parse(
     ``repeated`` gives the functions that may be, with their number of call
     sites (None: any may be, count unknown).
     """
-    from orchestra.frontend.symbol_inference import fast_symbol_inference
     from orchestra.key.inputs import array_paths
-    from orchestra.pipeline.callback_bindings import CallbackSites, bind_callbacks
-    from orchestra.pipeline.nested_closure_arrays import nested_arrays_by_identity
-    from orchestra.pipeline.nested_contract import restate_nested_sdfgs
-    from orchestra.pipeline.parse_reuse import ParseReuse
     from orchestra.pipeline.scratch_contract import (
         check_scratch_not_given_to_callbacks,
         check_scratch_written_before_read,
     )
-    from orchestra.stencils.stencil_cache import lowering_tally, tally_summary
+    from orchestra.stencils.stencil_cache import tally_summary
+    from orchestra.toolchain.descendant_rebase import rebase_once_per_integration
 
     start = time.perf_counter()
+    with rebase_once_per_integration():  # DaCe's integration of nested SDFGs, each SDFG walked once per integration
+        sdfg, bindings, closure, reuse, stencils = _parse_and_restate(program, args, kwargs, repeated)
+    _save_stage(sdfg, save_to, "0_parsed")
+    check_scratch_not_given_to_callbacks(sdfg, closure, program.name)
+    check_scratch_written_before_read(sdfg, closure, program.name)
+    summary = "; ".join(part for part in (reuse.summary(), tally_summary(stencils)) if part)
+    return ParsedProgram(sdfg, time.perf_counter() - start, summary, array_paths(getattr(program, "resolver", None)),
+                         bindings)
+
+
+def _parse_and_restate(program: Any, args: tuple, kwargs: dict, repeated: Optional[Mapping[str, int]]) -> tuple:
+    """DaCe's parse of ``program``, its callbacks bound and its nested SDFGs restated for DaCe 2's contract."""
+    from orchestra.frontend.symbol_inference import fast_symbol_inference
+    from orchestra.pipeline.callback_bindings import CallbackSites, bind_callbacks
+    from orchestra.pipeline.nested_closure_arrays import nested_arrays_by_identity
+    from orchestra.pipeline.nested_contract import restate_nested_sdfgs
+    from orchestra.pipeline.parse_reuse import ParseReuse
+    from orchestra.stencils.stencil_cache import lowering_tally
+
     quiet = _quiet_expected_warnings()
     try:
         # a component called from several places is parsed once; stencils found lowered are counted;
@@ -173,12 +188,7 @@ def parse(
     # what entered the program follows DaCe 2's nested-SDFG contract; each callback runs what Python mode would
     bindings = bind_callbacks(sdfg, closure, program.name)  # first: restating may fold symbol mappings
     restate_nested_sdfgs(sdfg, program.name)
-    _save_stage(sdfg, save_to, "0_parsed")
-    check_scratch_not_given_to_callbacks(sdfg, closure, program.name)
-    check_scratch_written_before_read(sdfg, closure, program.name)
-    summary = "; ".join(part for part in (reuse.summary(), tally_summary(stencils)) if part)
-    return ParsedProgram(sdfg, time.perf_counter() - start, summary, array_paths(getattr(program, "resolver", None)),
-                         bindings)
+    return sdfg, bindings, closure, reuse, stencils
 
 
 def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[Path] = None) -> OptimizedProgram:
