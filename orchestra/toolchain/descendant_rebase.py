@@ -25,7 +25,11 @@ pass over the whole parsed program, were about a third of the parse.
   not change while its connectors are restated, so the answer is the same);
 * looks for views of the container (DaCe's ``_rebase_views``, unchanged)
   only in an SDFG that held a view when indexed (restating makes
-  containers, never views).
+  containers, never views);
+* and, for DaCe's ``_same_container`` (is a connector already the caller's
+  container?), prints the node's symbol mapping to find the renamed
+  symbols once per integration, not once per edge (the loop never changes
+  the mapping of the node being integrated).
 
 Everything else is DaCe's own statement by statement: the same connectors
 restated to the same descriptors in the same order, the same symbols added.
@@ -48,13 +52,38 @@ _WRITTEN_FOR = {
     "rebase_descendants": "4405050ab798722fc6670a7e1c11ddb7573ed15b3bf17263a4aa3d02d41383f5",
     "integrate_nested_sdfg": "d8ce3a78d5197d71a5b8ccd63959b290ffa9458892631c2778e36d2de113fdac",
     "_rebase_views": "bc29321098f20f5fc2b0d9958acec5a63b98ef57f76873a58e503d7d6da23af1",
+    "_same_container": "025c9fa209f8842d2e651f88af171980fae6171c78898b9faed10bdcdecd935c",
 }
+
+#: The DaCe functions replaced inside the block.
+_STANDS_IN_FOR = ("integrate_nested_sdfg", "rebase_descendants", "_same_container")
 
 _lock = threading.RLock()
 
-#: While an integration runs: id(SDFG) -> (the SDFG, its index); None outside one.
-_indices: contextvars.ContextVar[Optional[dict[int, tuple[Any, "_Index"]]]] = contextvars.ContextVar(
-    "orchestra_rebase_indices", default=None)
+
+class _Integration:
+    """What one ``integrate_nested_sdfg`` call has found so far: SDFG indices, renamed symbols per node."""
+
+    def __init__(self) -> None:
+        self.indices: dict[int, tuple[Any, _Index]] = {}  # id(SDFG) -> (the SDFG, kept alive; its index)
+        self.renamed: dict[int, tuple[Any, set[str]]] = {}  # id(node) -> (the node; its renamed symbols)
+
+    def index(self, sdfg: Any) -> "_Index":
+        known = self.indices.get(id(sdfg))
+        if known is None:
+            known = self.indices[id(sdfg)] = (sdfg, _Index(sdfg))
+        return known[1]
+
+    def renamed_symbols(self, node: Any) -> set[str]:
+        known = self.renamed.get(id(node))
+        if known is None:
+            known = self.renamed[id(node)] = (node, _renamed(node))
+        return known[1]
+
+
+#: The integration running in this context; None outside one.
+_integration: contextvars.ContextVar[Optional[_Integration]] = contextvars.ContextVar(
+    "orchestra_integration", default=None)
 
 
 class _Index:
@@ -78,13 +107,24 @@ class _Index:
 
 
 def _index(sdfg: Any) -> _Index:
-    indices = _indices.get()
-    if indices is None:
-        return _Index(sdfg)
-    known = indices.get(id(sdfg))
-    if known is None:
-        known = indices[id(sdfg)] = (sdfg, _Index(sdfg))
-    return known[1]
+    integration = _integration.get()
+    return _Index(sdfg) if integration is None else integration.index(sdfg)
+
+
+def _renamed(node: Any) -> set[str]:
+    """The symbols a nested SDFG node maps to something other than themselves."""
+    return {str(inner) for inner, outer in node.symbol_mapping.items() if str(inner) != str(outer)}
+
+
+def same_container(parent_desc: Any, inner_desc: Any, available_symbols: set[str], parent_node: Any) -> bool:
+    """DaCe's ``_same_container`` (same arguments, same answer), the node's renamed symbols found once per integration."""
+    integration = _integration.get()
+    renamed = _renamed(parent_node) if integration is None else integration.renamed_symbols(parent_node)
+    if not any(str(symbol) in renamed for symbol in inner_desc.free_symbols):
+        return parent_desc.is_equivalent(inner_desc)  # every symbol means the same inside and outside
+    if {str(symbol) for symbol in parent_desc.free_symbols} - available_symbols:
+        return False  # written in symbols the nested SDFG will not have
+    return inner_desc.is_equivalent(parent_desc, symbol_mapping=parent_node.symbol_mapping)
 
 
 def rebase_descendants(sdfg: Any, name: str, old_desc: Any, new_desc: Any) -> None:
@@ -146,18 +186,22 @@ def rebase_once_per_integration() -> Iterator[None]:
         if getattr(original_integrate, "__orchestra_stand_in__", False) or not recognizes(dealias):
             yield
             return
-        original_rebase = dealias.rebase_descendants
+        originals = {name: getattr(dealias, name) for name in _STANDS_IN_FOR}
 
         def integrate_nested_sdfg(sdfg: Any, symbols: Any = None) -> Any:
-            token = _indices.set({})
+            token = _integration.set(_Integration())
             try:
                 return original_integrate(sdfg, symbols)
             finally:
-                _indices.reset(token)
+                _integration.reset(token)
 
         integrate_nested_sdfg.__orchestra_stand_in__ = True  # type: ignore[attr-defined]
-        dealias.integrate_nested_sdfg, dealias.rebase_descendants = integrate_nested_sdfg, rebase_descendants
+        stand_ins = {"integrate_nested_sdfg": integrate_nested_sdfg, "rebase_descendants": rebase_descendants,
+                     "_same_container": same_container}
+        for name, function in stand_ins.items():
+            setattr(dealias, name, function)
         try:
             yield
         finally:
-            dealias.integrate_nested_sdfg, dealias.rebase_descendants = original_integrate, original_rebase
+            for name, function in originals.items():
+                setattr(dealias, name, function)

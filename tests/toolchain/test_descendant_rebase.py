@@ -17,6 +17,8 @@ from orchestra.observe.program_text import program_text
 from orchestra.toolchain import descendant_rebase
 from orchestra.toolchain.descendant_rebase import rebase_once_per_integration
 
+#: DaCe's own, taken before any test installs the stand-ins.
+DACE_SAME_CONTAINER = dealias._same_container
 N = dace.symbol("N")
 M = dace.symbol("M")
 
@@ -120,6 +122,38 @@ def test_a_restated_connector_gets_the_symbols_it_lacks_with_the_callers_types()
     (leaf,) = [nested for nested in restated["orchestra"].all_sdfgs_recursive() if nested.name == "leaf"]
     assert [str(s) for s in leaf.arrays["y"].shape] == ["K"] and leaf.symbols["K"] == dace.int32
     assert program_text(restated["orchestra"]) == program_text(restated["dace"])
+
+
+def _connections(sdfg: dace.SDFG):
+    """(parent descriptor, connector descriptor, the nested SDFG's symbols, node) of every connector below ``sdfg``."""
+    for nested in sdfg.all_sdfgs_recursive():
+        node = nested.parent_nsdfg_node
+        if node is None:
+            continue
+        for edge in nested.parent.all_edges(node):
+            connector = edge.dst_conn if edge.dst is node else edge.src_conn
+            if connector in nested.arrays and edge.data.data in nested.parent_sdfg.arrays:
+                yield nested.parent_sdfg.arrays[edge.data.data], nested.arrays[connector], set(nested.symbols), node
+
+
+def test_same_container_answers_as_dace_does_inside_and_outside_an_integration():
+    renamed = _middle_and_leaf()
+    (node,) = [n for s in renamed.states() for n in s.nodes() if isinstance(n, dace.sdfg.nodes.NestedSDFG)]
+    node.symbol_mapping["N"] = dace.symbol("K")  # the connector's N is the caller's K
+    programs = [renamed, _middle_and_leaf()] + [_parsed(p) for p in (_fixed, _other_symbol, _windows, _rows)]
+    answers = []
+    for program in programs:
+        for connection in _connections(program):
+            expected = DACE_SAME_CONTAINER(*connection)
+            assert descendant_rebase.same_container(*connection) == expected
+            token = descendant_rebase._integration.set(descendant_rebase._Integration())
+            try:
+                assert descendant_rebase.same_container(*connection) == expected  # renamed symbols remembered
+                assert descendant_rebase.same_container(*connection) == expected
+            finally:
+                descendant_rebase._integration.reset(token)
+            answers.append(expected)
+    assert True in answers and False in answers  # both answers were compared
 
 
 def test_another_dace_keeps_its_own_functions(monkeypatch):
