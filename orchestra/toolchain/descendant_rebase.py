@@ -29,7 +29,10 @@ pass over the whole parsed program, were about a third of the parse.
 * and, for DaCe's ``_same_container`` (is a connector already the caller's
   container?), prints the node's symbol mapping to find the renamed
   symbols once per integration, not once per edge (the loop never changes
-  the mapping of the node being integrated).
+  the mapping of the node being integrated); DaCe's ``_windowed_edges``
+  (the connectors that are windows, asked before widening them) likewise
+  prints it once per call (its two callers, also recognised, change nothing
+  while they read its edges).
 
 Everything else is DaCe's own statement by statement: the same connectors
 restated to the same descriptors in the same order, the same symbols added.
@@ -53,10 +56,13 @@ _WRITTEN_FOR = {
     "integrate_nested_sdfg": "d8ce3a78d5197d71a5b8ccd63959b290ffa9458892631c2778e36d2de113fdac",
     "_rebase_views": "bc29321098f20f5fc2b0d9958acec5a63b98ef57f76873a58e503d7d6da23af1",
     "_same_container": "025c9fa209f8842d2e651f88af171980fae6171c78898b9faed10bdcdecd935c",
+    "_windowed_edges": "b86079562394969faa0cf968e60217a3cb053c737d27936bad35df009b0ba0a6",
+    "windowed_connectors": "3c40a7cdf46fffa59af0478235522e3133001c7822adf0624ac04a05d09f03a2",
+    "widen_windowed_connectors": "37791af9eb21fe097f21e4a224164efc97d564baa1cf75ac08020b1004443d1c",
 }
 
 #: The DaCe functions replaced inside the block.
-_STANDS_IN_FOR = ("integrate_nested_sdfg", "rebase_descendants", "_same_container")
+_STANDS_IN_FOR = ("integrate_nested_sdfg", "rebase_descendants", "_same_container", "_windowed_edges")
 
 _lock = threading.RLock()
 
@@ -120,6 +126,30 @@ def same_container(parent_desc: Any, inner_desc: Any, available_symbols: set[str
     """DaCe's ``_same_container`` (same arguments, same answer), the node's renamed symbols found once per integration."""
     integration = _integration.get()
     renamed = _renamed(parent_node) if integration is None else integration.renamed_symbols(parent_node)
+    return _same_container_renamed(parent_desc, inner_desc, available_symbols, parent_node, renamed)
+
+
+def windowed_edges(sdfg: Any, symbol_types: dict) -> Iterator[tuple[str, Any, Any]]:
+    """DaCe's ``_windowed_edges`` (the same edges, in order), the node's renamed symbols found once."""
+    parent_sdfg, parent_state, parent_node = sdfg.parent_sdfg, sdfg.parent, sdfg.parent_nsdfg_node
+    available_symbols = set(sdfg.symbols.keys()) | set(symbol_types.keys())
+    renamed: Optional[set[str]] = None
+    for edge in parent_state.all_edges(parent_node):
+        if edge.data.data not in parent_sdfg.arrays:
+            continue
+        connector = edge.dst_conn if edge.dst is parent_node else edge.src_conn
+        if not connector or "." in connector or connector not in sdfg.arrays:
+            continue
+        inner, outer = sdfg.arrays[connector], parent_sdfg.arrays[edge.data.data]
+        if inner.transient:
+            continue
+        renamed = _renamed(parent_node) if renamed is None else renamed
+        if not _same_container_renamed(outer, inner, available_symbols, parent_node, renamed):
+            yield connector, edge, outer
+
+
+def _same_container_renamed(parent_desc: Any, inner_desc: Any, available_symbols: set[str], parent_node: Any,
+                            renamed: set[str]) -> bool:
     if not any(str(symbol) in renamed for symbol in inner_desc.free_symbols):
         return parent_desc.is_equivalent(inner_desc)  # every symbol means the same inside and outside
     if {str(symbol) for symbol in parent_desc.free_symbols} - available_symbols:
@@ -197,7 +227,7 @@ def rebase_once_per_integration() -> Iterator[None]:
 
         integrate_nested_sdfg.__orchestra_stand_in__ = True  # type: ignore[attr-defined]
         stand_ins = {"integrate_nested_sdfg": integrate_nested_sdfg, "rebase_descendants": rebase_descendants,
-                     "_same_container": same_container}
+                     "_same_container": same_container, "_windowed_edges": windowed_edges}
         for name, function in stand_ins.items():
             setattr(dealias, name, function)
         try:

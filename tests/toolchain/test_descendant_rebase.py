@@ -18,7 +18,7 @@ from orchestra.toolchain import descendant_rebase
 from orchestra.toolchain.descendant_rebase import rebase_once_per_integration
 
 #: DaCe's own, taken before any test installs the stand-ins.
-DACE_SAME_CONTAINER = dealias._same_container
+DACE_SAME_CONTAINER, DACE_WINDOWED_EDGES = dealias._same_container, dealias._windowed_edges
 N = dace.symbol("N")
 M = dace.symbol("M")
 
@@ -96,17 +96,18 @@ def test_a_connector_restated_in_the_callers_symbols_gets_them_and_computes_the_
     assert np.array_equal(b, np.arange(7.0) + 1.0) and np.array_equal(a, np.arange(7.0) + 2.0)
 
 
-def _middle_and_leaf() -> dace.SDFG:
-    """``middle`` (symbols N and K, an int32) passes its container ``x[N]`` to ``leaf``'s connector ``y[N]``."""
+def _middle_and_leaf(window: bool = False) -> dace.SDFG:
+    """``middle`` (symbols N and K, an int32) passes its container ``x[N]`` to ``leaf``'s connector ``y[N]``
+    (``window``: ``x[2:N]`` to ``y[N - 2]``, as SDFGs made for DaCe 1 do)."""
     middle = dace.SDFG("middle")
     middle.add_symbol("K", dace.int32)
     middle.add_array("x", [N], dace.float64)
     leaf = dace.SDFG("leaf")
-    leaf.add_array("y", [N], dace.float64)
+    leaf.add_array("y", [N - 2] if window else [N], dace.float64)
     leaf.add_state().add_access("y")
     state = middle.add_state()
     node = state.add_nested_sdfg(leaf, {"y"}, set(), symbol_mapping={"N": N})
-    state.add_edge(state.add_read("x"), None, node, "y", dace.Memlet("x[0:N]"))
+    state.add_edge(state.add_read("x"), None, node, "y", dace.Memlet("x[2:N]" if window else "x[0:N]"))
     return middle
 
 
@@ -154,6 +155,20 @@ def test_same_container_answers_as_dace_does_inside_and_outside_an_integration()
                 descendant_rebase._integration.reset(token)
             answers.append(expected)
     assert True in answers and False in answers  # both answers were compared
+
+
+def test_windowed_edges_are_dace_s_in_dace_s_order():
+    programs = [_middle_and_leaf(window=True), _middle_and_leaf()] + [_parsed(p) for p in (_fixed, _windows, _rows)]
+    found = []
+    for program in programs:
+        for nested in program.all_sdfgs_recursive():
+            if nested.parent_nsdfg_node is None:
+                continue
+            symbol_types = dealias.SymbolResolver().defined_at(nested.parent, nested.parent_nsdfg_node)
+            expected = list(DACE_WINDOWED_EDGES(nested, symbol_types))
+            assert list(descendant_rebase.windowed_edges(nested, symbol_types)) == expected
+            found += expected
+    assert found  # a window was among them: y of the DaCe 1 style leaf
 
 
 def test_another_dace_keeps_its_own_functions(monkeypatch):
