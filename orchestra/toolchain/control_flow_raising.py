@@ -30,6 +30,8 @@ import contextlib
 import threading
 from typing import Any, Iterator
 
+from orchestra.toolchain.stand_in import standing_in
+
 #: What DaCe's ``ControlFlowRaising.apply_pass`` calls: the steps :func:`nothing_to_raise` checks for.
 _STEPS = frozenset({"_lift_returns", "LoopLifting", "_lift_unstructured", "_lift_conditionals"})
 
@@ -92,8 +94,5 @@ def raising_only_where_possible() -> Iterator[None]:
             return original(self, top_sdfg, pipeline_results)
 
         apply_pass.__orchestra_stand_in__ = True  # type: ignore[attr-defined]
-        ControlFlowRaising.apply_pass = apply_pass
-        try:
+        with standing_in(ControlFlowRaising, {"apply_pass": apply_pass}):
             yield
-        finally:
-            ControlFlowRaising.apply_pass = original

@@ -50,6 +50,8 @@ import inspect
 import threading
 from typing import Any, Iterator, Optional
 
+from orchestra.toolchain.stand_in import standing_in
+
 #: sha256 of the source of each DaCe function the stand-ins rely on (DaCe 2.0.0b1).
 _WRITTEN_FOR = {
     "rebase_descendants": "4405050ab798722fc6670a7e1c11ddb7573ed15b3bf17263a4aa3d02d41383f5",
@@ -60,9 +62,6 @@ _WRITTEN_FOR = {
     "windowed_connectors": "3c40a7cdf46fffa59af0478235522e3133001c7822adf0624ac04a05d09f03a2",
     "widen_windowed_connectors": "37791af9eb21fe097f21e4a224164efc97d564baa1cf75ac08020b1004443d1c",
 }
-
-#: The DaCe functions replaced inside the block.
-_STANDS_IN_FOR = ("integrate_nested_sdfg", "rebase_descendants", "_same_container", "_windowed_edges")
 
 _lock = threading.RLock()
 
@@ -216,8 +215,6 @@ def rebase_once_per_integration() -> Iterator[None]:
         if getattr(original_integrate, "__orchestra_stand_in__", False) or not recognizes(dealias):
             yield
             return
-        originals = {name: getattr(dealias, name) for name in _STANDS_IN_FOR}
-
         def integrate_nested_sdfg(sdfg: Any, symbols: Any = None) -> Any:
             token = _integration.set(_Integration())
             try:
@@ -228,10 +225,5 @@ def rebase_once_per_integration() -> Iterator[None]:
         integrate_nested_sdfg.__orchestra_stand_in__ = True  # type: ignore[attr-defined]
         stand_ins = {"integrate_nested_sdfg": integrate_nested_sdfg, "rebase_descendants": rebase_descendants,
                      "_same_container": same_container, "_windowed_edges": windowed_edges}
-        for name, function in stand_ins.items():
-            setattr(dealias, name, function)
-        try:
+        with standing_in(dealias, stand_ins):
             yield
-        finally:
-            for name, function in originals.items():
-                setattr(dealias, name, function)

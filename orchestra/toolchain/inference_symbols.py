@@ -27,6 +27,8 @@ import contextlib
 import threading
 from typing import Any, Iterator
 
+from orchestra.toolchain.stand_in import standing_in
+
 _lock = threading.RLock()
 _active = [False]
 
@@ -65,9 +67,9 @@ def inference_with_symbols_once() -> Iterator[None]:
                 if not depth[0]:
                     memo.clear()  # between inferences the program may change
 
-        infer_types.infer_connector_types, SDFGState.sdfg_symbols = inferring, remembered
         try:
-            yield
+            with standing_in(infer_types, {"infer_connector_types": inferring}), \
+                    standing_in(SDFGState, {"sdfg_symbols": remembered}):
+                yield
         finally:
-            infer_types.infer_connector_types, SDFGState.sdfg_symbols = infer, sdfg_symbols
             _active[0] = False

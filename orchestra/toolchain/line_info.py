@@ -27,6 +27,8 @@ import inspect
 import sys
 from typing import Any, Iterator, Optional
 
+from orchestra.toolchain.stand_in import standing_in
+
 #: What DaCe's function calls, checked before it is replaced: the version it was written for.
 _REPLACES_NAMES = frozenset({"stack", "getframeinfo", "DebugInfo"})
 
@@ -64,8 +66,5 @@ def cheap_line_info() -> Iterator[None]:
     if found is _line_of_caller or not replaceable(found):
         yield
         return
-    state._get_debug_info = _line_of_caller
-    try:
+    with standing_in(state, {"_get_debug_info": _line_of_caller}):
         yield
-    finally:
-        state._get_debug_info = found

@@ -1,0 +1,27 @@
+"""Attributes of DaCe replaced by orchestra's stand-ins for the duration of a ``with`` block, put back on leaving.
+
+orchestra's stand-ins (:mod:`.line_info`, :mod:`.inference_symbols`,
+:mod:`.control_flow_raising`, :mod:`.descendant_rebase`) give the answers of
+the DaCe functions they replace with less work. Each module decides whether
+the DaCe it finds is the one it was written for, and holds its own lock
+where two blocks could interleave; :func:`standing_in` only replaces and
+restores.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator, Mapping
+
+
+@contextlib.contextmanager
+def standing_in(owner: Any, stand_ins: Mapping[str, Any]) -> Iterator[None]:
+    """Inside the block, ``owner.<name>`` is ``stand_ins[name]`` for each name; what was there before, after it."""
+    originals = {name: getattr(owner, name) for name in stand_ins}
+    for name, stand_in in stand_ins.items():
+        setattr(owner, name, stand_in)
+    try:
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(owner, name, original)
