@@ -10,7 +10,7 @@ Usage::
 copy of the program (the pass is the one a parse ends with; on a parsed
 program it restates every connector again, the same work):
 
-* ``dace``: with DaCe's ``integrate_nested_sdfg`` and ``rebase_descendants``;
+* ``dace``: with DaCe's own ``integrate_nested_sdfg``, ``rebase_descendants``, ``_same_container`` and ``_windowed_edges``;
 * ``orchestra``: inside :func:`orchestra.toolchain.descendant_rebase.rebase_once_per_integration`, as a build does.
 
 Prints each time with the load, and whether every label left the same
