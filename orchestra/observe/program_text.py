@@ -6,7 +6,7 @@ addresses (``__k_140711570045648``). :func:`program_text` leaves those out
 (addresses become ``_<id>``) and sorts the keys: equal texts, same program.
 DaCe's region numbering (``cfg_id``, ``sdfg_id``) is kept unless asked
 otherwise: a comparison of two programs renumbered at different times
-(``scripts/optimize_deferral.py``) leaves it out. The tests and benchmark
+(``scripts/optimize_variants.py``) leaves it out. The tests and benchmark
 scripts that prove a change keeps the program compare these texts.
 """
 

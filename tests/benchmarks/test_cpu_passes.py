@@ -20,7 +20,7 @@ from orchestra import DaceConfig, FrozenStencil, orchestrate
 from orchestra.errors import ConfigurationError
 from orchestra.passes.cpu import CPU_PASS_ORDER, DEFAULT_CPU_PASSES, check_cpu_passes
 from orchestra.passes.cpu.openmp import single_parallel_level
-from orchestra.passes.cpu.regions import cut_points, evaluate, split_region_maps
+from orchestra.passes.cpu.regions import cut_points, dead_branches_hidden, evaluate, specialize, split_region_maps
 from orchestra.pipeline.stages import OptimizeOptions
 
 FloatField = Field[np.float64]
@@ -172,6 +172,27 @@ def test_region_maps_are_split_into_branch_free_bulk_pieces(parsed):
     # the bulk of the bulk (inside along i too) has no branch left: its innermost loop can be vectorized
     assert any(not conditions(node) for node in bulk)
     assert split_region_maps(sdfg) == 0 and split_region_maps(sdfg, -2) == 0  # nothing left to split
+
+
+def test_a_piece_copied_with_its_dead_branches_hidden_equals_a_whole_copy_specialized(parsed):
+    from orchestra.observe.program_text import program_text
+
+    sdfg = _optimized(parsed, cpu_passes=()).sdfg
+    (nested,) = _region_nested_sdfgs(sdfg)
+    before, changed = program_text(nested.sdfg), []
+    for name in ["__j", "__i"]:
+        symbol = [key for key, value in nested.symbol_mapping.items() if str(value) == name][0]
+        bounds = [0, *sorted(cut_points(nested.sdfg, symbol)), 9]
+        for low, high in [(a, b - 1) for a, b in zip(bounds, bounds[1:]) if a < b]:
+            whole = copy.deepcopy(nested)
+            dropped = specialize(whole.sdfg, symbol, low, high)
+            with dead_branches_hidden(nested.sdfg, symbol, low, high):
+                piece = copy.deepcopy(nested)
+            assert program_text(nested.sdfg) == before  # the original is given back whole
+            assert specialize(piece.sdfg, symbol, low, high) == dropped
+            assert program_text(piece.sdfg) == program_text(whole.sdfg), (name, low, high)
+            changed.append(dropped)
+    assert min(changed) == 0 and max(changed) >= 2  # bulk pieces and edge pieces both met
 
 
 def test_one_openmp_level(parsed):

@@ -28,6 +28,7 @@ Runs alone on any SDFG::
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 from typing import Any, Iterator, Optional
 
@@ -136,31 +137,62 @@ def cut_points(sdfg: Any, symbol: str) -> set[int]:
     return cuts
 
 
+def _live_branches(block: Any, symbol: str, low: int, high: int) -> tuple[list[Any], bool]:
+    """The branches of ``block`` that can run for ``symbol`` in [low, high], and whether the last always does."""
+    live = []
+    for codeblock, region in block.branches:
+        node = _condition(codeblock) if codeblock is not None else None
+        value = evaluate(node, symbol, low, high) if node is not None else None
+        if value is False:
+            continue
+        live.append([codeblock, region])
+        if value is True:
+            return live, True  # later branches of an if/elif chain cannot run
+    return live, False
+
+
+@contextlib.contextmanager
+def dead_branches_hidden(sdfg: Any, symbol: str, low: int, high: int) -> Iterator[None]:
+    """While inside, ``sdfg``'s conditional blocks hold only the branches that can run for ``symbol`` in [low, high].
+
+    A copy made inside and then specialized equals a copy of the whole
+    ``sdfg`` specialized, without copying the branches that specializing
+    drops (a block none of whose branches can run keeps them all, for
+    :func:`specialize` to replace it by an empty state). Restored on leaving.
+    """
+    hidden = []
+    for block in _conditional_blocks(sdfg):
+        live, _ = _live_branches(block, symbol, low, high)
+        if live and len(live) != len(block.branches):
+            hidden.append((block, block._branches))
+            block._branches = live
+    try:
+        yield
+    finally:
+        for block, branches in reversed(hidden):
+            block._branches = branches
+
+
 def specialize(sdfg: Any, symbol: str, low: int, high: int) -> int:
-    """Drop the branches of ``sdfg`` that cannot run for ``symbol`` in [low, high]; returns how many."""
+    """Drop the branches of ``sdfg`` that cannot run for ``symbol`` in [low, high]; returns how many blocks changed.
+
+    A branch that always runs there loses its condition, and the branches after it go.
+    """
     from dace.properties import CodeBlock
 
-    removed = 0
+    changed = 0
     for block in _conditional_blocks(sdfg):
-        kept, changed = [], False
-        for codeblock, region in block.branches:
-            node = _condition(codeblock) if codeblock is not None else None
-            value = evaluate(node, symbol, low, high) if node is not None else None
-            if value is False:
-                removed, changed = removed + 1, True
-            elif value is True:
-                kept.append([CodeBlock("True"), region])
-                changed = True
-                break  # later branches of an if/elif chain cannot run
-            else:
-                kept.append([codeblock, region])
-        if not changed:
+        live, always = _live_branches(block, symbol, low, high)
+        if not always and len(live) == len(block.branches):
             continue
-        if kept:
-            block._branches = kept
+        changed += 1
+        if always:
+            live[-1][0] = CodeBlock("True")
+        if live:
+            block._branches = live
         else:
             _replace_by_empty_state(block)
-    return removed
+    return changed
 
 
 def _replace_by_empty_state(block: Any) -> None:
@@ -279,7 +311,8 @@ def split_region_maps(sdfg: Any, dimension: int = -1) -> int:
     split = 0
     for state, entry, nested, symbol, pieces in list(_candidates(sdfg, dimension)):
         for low, high in pieces[1:]:
-            new_entry, copies = _copy_scope(state, entry)
+            with dead_branches_hidden(nested.sdfg, symbol, low, high):  # not copied only to be dropped
+                new_entry, copies = _copy_scope(state, entry)
             new_entry.map.range[dimension] = (low, high, 1)
             for node in copies:
                 specialize(node.sdfg, symbol, low, high)
