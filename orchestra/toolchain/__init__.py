@@ -38,6 +38,13 @@ FP_FLAGS = ("-ffp-contract=off",)
 #: (``std::bit_cast``) while gt4py compiles with ``-std=c++17``; the later flag wins.
 GT4PY_EXTRA_FLAGS = ("-std=c++20", *FP_FLAGS)
 
+#: Added to gt4py's C++ stencil builds after Python's own compiler flags (which
+#: often hold ``-g``): no debug information. GCC emits the same machine code
+#: either way; without it a stencil's extension compiles in about a quarter
+#: less time (Python mode's first call is those compiles). Not added when
+#: ``GT4PY_EXTRA_COMPILE_ARGS`` already chooses debug information (``-g``, ``-ggdb``, ...).
+GT4PY_NO_DEBUG_INFO = "-g0"
+
 #: nvcc flags gt4py needs for ``dace:gpu`` stencils run one by one: it compiles
 #: them with ``-std=c++17`` too (nvcc keeps the last ``-std``).
 GT4PY_EXTRA_CUDA_FLAGS = ("-std=c++20",)
@@ -336,6 +343,12 @@ def frozen_settings() -> dict[str, object]:
     return {".".join(path): value for path, value, _ in DACE_SETTINGS}
 
 
+def gt4py_cxx_flags(chosen: str) -> tuple[str, ...]:
+    """The flags orchestra adds to gt4py's C++ builds, given the user's ``GT4PY_EXTRA_COMPILE_ARGS``."""
+    debug_info = any(flag.startswith("-g") and flag != GT4PY_NO_DEBUG_INFO for flag in chosen.split())
+    return GT4PY_EXTRA_FLAGS if debug_info else (*GT4PY_EXTRA_FLAGS, GT4PY_NO_DEBUG_INFO)
+
+
 def prepare_gt4py() -> None:
     """Make gt4py's dace backends compile with this DaCe (C++20) and parity flags.
 
@@ -356,7 +369,7 @@ def prepare_gt4py() -> None:
 
     gt_config = sys.modules.get("gt4py.cartesian.config")
     for variable, language, flags in (
-        ("GT4PY_EXTRA_COMPILE_ARGS", "cxx", GT4PY_EXTRA_FLAGS),
+        ("GT4PY_EXTRA_COMPILE_ARGS", "cxx", gt4py_cxx_flags(os.environ.get("GT4PY_EXTRA_COMPILE_ARGS", ""))),
         ("GT4PY_CARTESIAN_EXTRA_CUDA_COMPILE_ARGS", "cuda", GT4PY_EXTRA_CUDA_FLAGS),
     ):
         current = os.environ.get(variable, "")

@@ -98,3 +98,21 @@ def python_results() -> list[np.ndarray]:
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
     return tmp_path_factory.mktemp("cache")
+
+
+def test_python_modes_stencil_extensions_carry_no_debug_information(python_results):
+    """orchestra adds ``-g0`` after Python's ``-g`` (the same machine code, a quarter less compile time),
+    unless the user's ``GT4PY_EXTRA_COMPILE_ARGS`` asks for debug information."""
+    import os
+    from pathlib import Path
+
+    from orchestra.toolchain import gt4py_cxx_flags
+
+    model = Model(DaceConfig(None, backend=BACKEND, orchestration=DaCeOrchestration.Python))
+    for stencil in (model.smooth, model.column.accumulate):  # compiled by python_results, found in gt4py's cache
+        name = f"m_{type(stencil).__name__.split('__')[0]}__dacecpu_{type(stencil)._gt_id_}_pyext"
+        (extension,) = [path for path in Path(os.environ["GT_CACHE_ROOT"]).rglob(f"{name}*.so")
+                        if "_BUILD" not in str(path.parent)]  # not gt4py's build folder's copy
+        assert b".debug_info" not in extension.read_bytes(), f"{extension} holds debug information"
+    assert "-g0" in gt4py_cxx_flags("") and "-g0" in gt4py_cxx_flags("-O2 -g0")
+    assert "-g0" not in gt4py_cxx_flags("-O2 -ggdb") and "-g0" not in gt4py_cxx_flags("-g")
