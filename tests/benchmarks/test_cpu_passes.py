@@ -175,24 +175,30 @@ def test_region_maps_are_split_into_branch_free_bulk_pieces(parsed):
 
 
 def test_a_piece_copied_with_its_dead_branches_hidden_equals_a_whole_copy_specialized(parsed):
+    from dace.sdfg.state import ConditionalBlock
+
     from orchestra.observe.program_text import program_text
+
+    def branches(sdfg) -> int:
+        return sum(len(b.branches) for b in sdfg.all_control_flow_blocks() if isinstance(b, ConditionalBlock))
 
     sdfg = _optimized(parsed, cpu_passes=()).sdfg
     (nested,) = _region_nested_sdfgs(sdfg)
-    before, changed = program_text(nested.sdfg), []
+    before, copied = program_text(nested.sdfg), []
     for name in ["__j", "__i"]:
         symbol = [key for key, value in nested.symbol_mapping.items() if str(value) == name][0]
         bounds = [0, *sorted(cut_points(nested.sdfg, symbol)), 9]
         for low, high in [(a, b - 1) for a, b in zip(bounds, bounds[1:]) if a < b]:
             whole = copy.deepcopy(nested)
-            dropped = specialize(whole.sdfg, symbol, low, high)
+            changed = specialize(whole.sdfg, symbol, low, high)
             with dead_branches_hidden(nested.sdfg, symbol, low, high):
                 piece = copy.deepcopy(nested)
             assert program_text(nested.sdfg) == before  # the original is given back whole
-            assert specialize(piece.sdfg, symbol, low, high) == dropped
+            copied.append(branches(piece.sdfg))
+            assert specialize(piece.sdfg, symbol, low, high) == changed
             assert program_text(piece.sdfg) == program_text(whole.sdfg), (name, low, high)
-            changed.append(dropped)
-    assert min(changed) == 0 and max(changed) >= 2  # bulk pieces and edge pieces both met
+    # the pieces' copies left dead branches behind (else this test would prove nothing)
+    assert min(copied) < branches(nested.sdfg) and len(copied) >= 6
 
 
 def test_one_openmp_level(parsed):

@@ -157,13 +157,14 @@ def dead_branches_hidden(sdfg: Any, symbol: str, low: int, high: int) -> Iterato
 
     A copy made inside and then specialized equals a copy of the whole
     ``sdfg`` specialized, without copying the branches that specializing
-    drops (a block none of whose branches can run keeps them all, for
-    :func:`specialize` to replace it by an empty state). Restored on leaving.
+    drops (a block none of whose branches can run is copied without branches,
+    and :func:`specialize` replaces it by an empty state as it would have).
+    Restored on leaving.
     """
     hidden = []
     for block in _conditional_blocks(sdfg):
         live, _ = _live_branches(block, symbol, low, high)
-        if live and len(live) != len(block.branches):
+        if len(live) != len(block.branches):
             hidden.append((block, block._branches))
             block._branches = live
     try:
@@ -176,14 +177,15 @@ def dead_branches_hidden(sdfg: Any, symbol: str, low: int, high: int) -> Iterato
 def specialize(sdfg: Any, symbol: str, low: int, high: int) -> int:
     """Drop the branches of ``sdfg`` that cannot run for ``symbol`` in [low, high]; returns how many blocks changed.
 
-    A branch that always runs there loses its condition, and the branches after it go.
+    A branch that always runs there loses its condition, and the branches after it go; a block left
+    without branches (or that had none) becomes an empty state.
     """
     from dace.properties import CodeBlock
 
     changed = 0
     for block in _conditional_blocks(sdfg):
         live, always = _live_branches(block, symbol, low, high)
-        if not always and len(live) == len(block.branches):
+        if live and not always and len(live) == len(block.branches):
             continue
         changed += 1
         if always:
