@@ -33,21 +33,18 @@ from typing import Any
 VARIANTS = ("orchestra", "eager_renumbering", "whole_copies")
 
 
-def _variant(label: str) -> contextlib.ExitStack:
+def _variant(label: str) -> Any:
     """Stand-ins that make orchestra's optimize stage run as ``label`` says (the module docstring)."""
-    from unittest import mock
-
     from orchestra.passes import deferred_cfg_list
     from orchestra.passes.cpu import regions
+    from orchestra.toolchain.stand_in import standing_in
 
-    stack = contextlib.ExitStack()
+    unchanged = lambda *args: contextlib.nullcontext()  # noqa: E731
     if label == "eager_renumbering":
-        stack.enter_context(mock.patch.object(deferred_cfg_list, "deferred_cfg_lists",
-                                              lambda sdfg: contextlib.nullcontext()))
-    elif label == "whole_copies":
-        stack.enter_context(mock.patch.object(regions, "dead_branches_hidden",
-                                              lambda *args: contextlib.nullcontext()))
-    return stack
+        return standing_in(deferred_cfg_list, {"deferred_cfg_lists": unchanged})
+    if label == "whole_copies":
+        return standing_in(regions, {"dead_branches_hidden": unchanged})
+    return contextlib.nullcontext()
 
 
 def main() -> None:
