@@ -6,7 +6,9 @@ Open MPI runs as root here and the machine has few cores, so the launcher
 allows root, oversubscribes, and keeps communication on shared memory
 (``btl=self,sm``, ``pml=ob1``: no network probing). The repository root is
 put on ``PYTHONPATH`` so workers import ``orchestra`` from the checkout. On a
-timeout the whole process group (mpirun and its ranks) is killed.
+timeout every rank first prints its Python stacks (``faulthandler`` on
+SIGABRT; the output says which processes were running), then the whole process
+group (mpirun and its ranks) is killed.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ def run_mpi(
             env.pop(name, None)
         else:
             env[name] = value
+    env["PYTHONFAULTHANDLER"] = "1"  # a rank aborted on a timeout prints its stacks
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH", "")]))
     process = subprocess.Popen(
         command,
@@ -95,12 +98,69 @@ def run_mpi(
         output, _ = process.communicate(timeout=timeout)
         returncode = process.returncode
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        output, _ = process.communicate()
-        output += f"\n[run_mpi: killed after {timeout} s]"
+        running = _dump_stacks(process.pid)
+        try:
+            output, _ = process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            output = None
+        _kill_job(process.pid)  # mpirun and any rank left
+        if output is None:
+            output, _ = process.communicate()
+        output += f"\n[run_mpi: killed after {timeout} s; running then: {running}]"
         returncode = -signal.SIGKILL
     result = subprocess.CompletedProcess(command, returncode, output, "")
     if check and returncode != 0:
         tail = "\n".join(output.splitlines()[-60:])
         raise AssertionError(f"{' '.join(command)} exited with {returncode}; output tail:\n{tail}")
     return result
+
+
+def _descendants(root: int) -> dict[int, str]:
+    """Every process below ``root`` (Open MPI's ranks run under its daemon, in a
+    session of their own, so ``root``'s process group does not hold them), with its command."""
+    parents: dict[int, int] = {}
+    commands: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            commands[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError, ValueError):
+            continue
+    found, frontier = {}, [root]
+    while frontier:
+        parent = frontier.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in found:
+                found[pid] = commands.get(pid, "").strip()
+                frontier.append(pid)
+    return found
+
+
+def _dump_stacks(root: int) -> str:
+    """Send SIGABRT to the Python processes below ``root`` (each prints its stacks,
+    ``PYTHONFAULTHANDLER`` being set); describe every process below it."""
+    below = _descendants(root)
+    for pid, command in below.items():
+        if "python" in Path(command.split(" ")[0]).name:
+            _signal(pid, signal.SIGABRT)
+    return "; ".join(f"{pid}: {command[:160]}" for pid, command in below.items()) or "nothing"
+
+
+def _kill_job(root: int) -> None:
+    """SIGKILL ``root``'s process group and every process below it."""
+    below = _descendants(root)
+    try:
+        os.killpg(root, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    for pid in below:
+        _signal(pid, signal.SIGKILL)
+
+
+def _signal(pid: int, number: int) -> None:
+    try:
+        os.kill(pid, number)
+    except ProcessLookupError:
+        pass
