@@ -104,8 +104,8 @@ def instrument(profile: Profile) -> None:
 
     profile.wrap(SDFGManager, "_frozen_sdfg", "parse", lambda *a, **k: "gt4py SDFGManager._frozen_sdfg")
     profile.wrap(stencil_module, "argument_data", "parse", lambda *a: "arguments: gt4py IR, or saved")
-    contract = importlib.import_module("orchestra.stencils.sdfg_contract")
-    profile.wrap(contract, "restate_for_dace2", "parse", lambda *a: "restate stencil for DaCe 2")
+    restated = importlib.import_module("orchestra.stencils.restated")
+    profile.wrap(restated, "restate", "parse", lambda *a: "restate stencil for DaCe 2")
     profile.wrap(preprocessing, "preprocess_dace_program", "parse",
                  lambda function, *a: f"preprocess {getattr(function, '__qualname__', function)}")
     profile.wrap(simplify, "simplify", "optimize", lambda *a: "simplify")

@@ -9,7 +9,8 @@ computed from them). So each waiting rank with the builder's key takes a
 share of the build's stencils, grouped by gt4py's content id (one group's
 origins and domains share its IR and unfrozen SDFG), round robin in the
 order the program calls them, and lowers them into gt4py's cache
-(:meth:`orchestra.stencils.frozen.FrozenStencil.lower_ahead`). The builder parses as
+(:meth:`orchestra.stencils.frozen.FrozenStencil.lower_ahead`), then restates them for
+their calls (``restate_ahead``, :mod:`orchestra.stencils.restated`). The builder parses as
 before; a stencil lowered ahead is read from the cache, one being lowered
 holds its lock until done, one not yet started is lowered by the builder.
 Nothing is exchanged between ranks: the shares follow from the key table
@@ -76,28 +77,32 @@ def helper_share(table: KeyTable, rank: int, groups: int, limit: Optional[int]) 
 
 
 def lowering_work(callees: tuple, table: KeyTable, rank: int, limit: Optional[int]) -> list[Callable[[], None]]:
-    """This rank's stencils to lower while it waits, one callable per stencil."""
+    """This rank's stencils to lower while it waits, one callable per stencil: each lowered, then each
+    restated for the call (:meth:`~orchestra.stencils.frozen.FrozenStencil.restate_ahead`)."""
     groups = stencil_groups(callees)
     share = helper_share(table, rank, len(groups), limit)
-    return [_lowering(stencil, rank) for index in share for stencil in groups[index]]
+    stencils = [stencil for index in share for stencil in groups[index]]
+    return [_lowering(stencil, rank, step) for step in ("lower_ahead", "restate_ahead") for stencil in stencils
+            if callable(getattr(stencil, step, None))]
 
 
-def _lowering(stencil: Any, rank: int) -> Callable[[], None]:
+def _lowering(stencil: Any, rank: int, step: str) -> Callable[[], None]:
     def lower() -> None:
         start = time.perf_counter()
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                lowered = stencil.lower_ahead()
+                done = getattr(stencil, step)()
             _log_warnings(caught, stencil, rank)
         except Exception as error:  # the builder lowers it and reports what is wrong
             log.debug(
-                "[rank %d] lowering %r ahead failed (%s: %s); the builder lowers it",
-                rank, stencil, type(error).__name__, error,
+                "[rank %d] %s of %r failed (%s: %s); the builder lowers it",
+                rank, step, stencil, type(error).__name__, error,
             )
             return
-        if lowered:
-            log.debug("[rank %d] lowered %r ahead of the build in %.1f s", rank, stencil, time.perf_counter() - start)
+        if done:
+            log.debug("[rank %d] %s of %r before the build needs it: %.1f s", rank, step, stencil,
+                      time.perf_counter() - start)
 
     return lower
 

@@ -214,25 +214,37 @@ def _serve(input_path: str) -> int:
     from orchestra.stencils.frozen import FrozenStencil
     from orchestra.toolchain import dace_settings
 
-    lowered = 0
+    done = {"lower_ahead": 0, "restate_ahead": 0}
     with dace_settings(gpu=settings["gpu"]):
+        stencils = []
         for pickled in settings["jobs"]:
             try:  # making the stencil (importing its module) writes nothing: a stop may end it at once
                 job = pickle.loads(pickled)
                 stencil = FrozenStencil.from_lowering_job(job)
                 made = stencil.build_identity()["gt_id"]
-                if made != job["gt_id"]:  # another stencil here: lowering it would not help the builder
-                    print(f"skipped {stencil!r}: gt4py's id here is {made}, the builder's {job['gt_id']}", flush=True)
-                    continue
-                _busy = True  # writing into gt4py's cache: a stop waits for the stencil
-                lowered += bool(stencil.lower_ahead())
             except Exception as error:  # the builder lowers it and reports what is wrong
                 print(f"lowering failed: {type(error).__name__}: {error}", flush=True)
-            finally:
-                _busy = False
+                continue
+            if made != job["gt_id"]:  # another stencil here: lowering it would not help the builder
+                print(f"skipped {stencil!r}: gt4py's id here is {made}, the builder's {job['gt_id']}", flush=True)
+                continue
+            stencils.append(stencil)
+        # every stencil lowered first (the builder waits for those), then restated (it reads them if they are there)
+        for step in ("lower_ahead", "restate_ahead"):
+            for stencil in stencils:
+                try:
+                    _busy = True  # writing into gt4py's cache: a stop waits for the stencil
+                    done[step] += bool(getattr(stencil, step)())
+                except Exception as error:  # the builder lowers it and reports what is wrong
+                    print(f"{step} failed: {type(error).__name__}: {error}", flush=True)
+                finally:
+                    _busy = False
+                if _stop_requested:
+                    break
             if _stop_requested:
                 break
-    print(f"lowered {lowered} of {len(settings['jobs'])} stencils", flush=True)
+    print(f"lowered {done['lower_ahead']} and restated {done['restate_ahead']} of {len(settings['jobs'])} stencils",
+          flush=True)
     return 0
 
 

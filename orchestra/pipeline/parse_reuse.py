@@ -32,10 +32,10 @@ from __future__ import annotations
 import contextvars
 import copy
 import dataclasses
-import json
 from collections import Counter
 from typing import Any, Callable, Mapping, Optional
 
+from orchestra.key.argument_descriptions import Undescribable, describe_argument
 from orchestra.key.call_tree import function_name
 
 #: The reuse table of the parse running in this context (None outside a build's parse).
@@ -43,30 +43,6 @@ _ACTIVE: contextvars.ContextVar[Optional[ParseReuse]] = contextvars.ContextVar("
 
 #: DaceProgram attributes its ``_generate_pdp`` sets and its ``__sdfg_closure__`` reads.
 _PROGRAM_STATE = ("closure_arg_mapping", "closure_array_keys", "closure_constant_keys", "resolver")
-
-
-class _Undescribable(Exception):
-    """An argument whose description would not decide the parse exactly."""
-
-
-def describe_argument(value: Any) -> Any:
-    """A description of what DaCe's frontend hands a nested ``__sdfg__`` for one argument.
-
-    Data descriptors by their full JSON (dtype, shape, strides, storage,
-    offsets), symbols by name and type, folded numbers by type and ``repr``
-    (exact for floats). Anything else raises :class:`_Undescribable`.
-    """
-    import numpy as np
-    import sympy
-    from dace import data
-
-    if isinstance(value, data.Data):
-        return ("data", json.dumps(value.to_json(), sort_keys=True, default=str))
-    if value is None or isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
-        return (type(value).__qualname__, repr(value))
-    if isinstance(value, sympy.Basic):
-        return ("symbolic", type(value).__qualname__, str(value), repr(getattr(value, "dtype", None)))
-    raise _Undescribable(type(value).__qualname__)
 
 
 @dataclasses.dataclass
@@ -122,7 +98,7 @@ class ParseReuse:
                 tuple(describe_argument(a) for a in args),
                 tuple(sorted((name, describe_argument(v)) for name, v in kwargs.items())),
             )
-        except _Undescribable:
+        except Undescribable:
             self.parsed[label] += 1
             return parse()
         known = self._table.get(key)

@@ -23,7 +23,6 @@ other field at (3, 3, 0) along the axes it has.
 
 from __future__ import annotations
 
-import copy
 import inspect
 import types
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
@@ -31,13 +30,17 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 from orchestra.toolchain.line_info import cheap_line_info
 from orchestra.stencils import compile_ahead
 from orchestra.stencils.python_body import body_program
-from orchestra.stencils.arguments import ALL_FIELDS, Origin, field_origin
+from orchestra.stencils.arguments import ALL_FIELDS, Origin
+from orchestra.stencils.restated import StencilCall, is_restated, restated_and_saved, saved_restated
 from orchestra.stencils.stencil_cache import (
     argument_data,
     frozen_sdfg,
+    frozen_sdfg_copy,
+    frozen_sdfg_path,
     frozen_sdfg_saved,
     note_lowering,
     saved_argument_data,
+    stamp_lowering,
     stencil_lock,
 )
 from orchestra.toolchain import prepare_gt4py
@@ -147,14 +150,15 @@ class FrozenStencil:
             )
 
     def __sdfg__(self, *args: Any, **kwargs: Any):
-        from gt4py.cartesian.backend.dace_stencil_object import DaCeStencilObject, add_optional_fields
+        from gt4py.cartesian.backend.dace_stencil_object import DaCeStencilObject
 
         from orchestra.stencils.arguments import check_stencil_arguments
-        from orchestra.stencils.sdfg_contract import restate_for_dace2
+        from orchestra.stencils.sdfg_contract import scalars_as_given
 
         self._require_dace_backend()
         builder = self.stencil_object.builder
         names = self.__sdfg_signature__()[0]
+        passed = dict(zip(names, args)) | kwargs
         with stencil_lock(builder):
             # gt4py's field and parameter information: saved beside gt4py's files, or from the IR
             try:
@@ -173,19 +177,20 @@ class FrozenStencil:
                 domain=self.domain,
                 **kwargs,
             )
-            # gt4py's frozen SDFG: from its cache when there (lowered earlier, or ahead by a waiting rank);
-            # gt4py's own object (shared by later calls): add_optional_fields below works on a copy
-            note_lowering(found=frozen_sdfg_saved(builder, normalized["origin"], normalized["domain"]))
-            frozen = frozen_sdfg(builder, normalized["origin"], normalized["domain"])
-        sdfg = add_optional_fields(
-            frozen, field_info=args_data.field_info, parameter_info=args_data.parameter_info, **normalized
-        )
-        if sdfg is frozen:  # a gt4py whose add_optional_fields works in place: keep its cached SDFG pristine
-            sdfg = copy.deepcopy(frozen)
-        _restore_dropped_parameters(sdfg, names, args, kwargs)
-        _tighten_horizontal_bounds(sdfg, args_data.field_info, self.origin, self.domain)  # per field
-        # DaCe 2's reading of nested SDFGs: connectors are the caller's containers, of the caller's types
-        restate_for_dace2(sdfg, dict(zip(names, args)) | kwargs)
+            origin, domain = normalized["origin"], normalized["domain"]
+            call = StencilCall(frozen_sdfg_path(builder, origin, domain), args_data, tuple(names), passed,
+                               normalized, self.origin, self.domain)
+            # gt4py's frozen SDFG: from its cache when there (lowered earlier, or ahead by a waiting rank),
+            # restated for this call by an earlier build or lowering when that is saved too
+            found = frozen_sdfg_saved(builder, origin, domain)
+            sdfg = saved_restated(call) if found else None
+            note_lowering(found=found, restated=sdfg is not None)
+            if sdfg is not None:
+                stamp_lowering(builder)  # as reading the frozen SDFG would
+            frozen = frozen_sdfg_copy(builder, origin, domain) if sdfg is None else None
+        if sdfg is None:
+            sdfg = restated_and_saved(frozen, call)
+        scalars_as_given(sdfg, passed)  # DaCe 2 nests a scalar as the caller's: converted on entry
         return sdfg
 
     def lower_ahead(self) -> bool:
@@ -205,6 +210,28 @@ class FrozenStencil:
             if self._frozen_saved(args_data):
                 return False
             frozen_sdfg(builder, _normalized_origin(self.origin, args_data.field_info), self.domain)  # saved; no copy
+        return True
+
+    def restate_ahead(self) -> bool:
+        """Keep this stencil's SDFG restated for a call that passes nothing its frozen SDFG lacks.
+
+        (:mod:`orchestra.stencils.restated`; lowered first if it is not.) A
+        build's :meth:`__sdfg__` then reads it. Returns False when it was kept
+        already (nothing computed) or the backend is not DaCe's.
+        """
+        if not self.backend.startswith("dace"):
+            return False
+        builder = self.stencil_object.builder
+        names = tuple(self.__sdfg_signature__()[0])
+        with stencil_lock(builder):
+            args_data = argument_data(builder, list(names))
+            origin = _normalized_origin(self.origin, args_data.field_info)
+            call = StencilCall(frozen_sdfg_path(builder, origin, self.domain), args_data, names, {}, {},
+                               self.origin, self.domain)
+            if self._frozen_saved(args_data) and is_restated(call):
+                return False
+            frozen = frozen_sdfg_copy(builder, origin, self.domain)  # lowered and saved if it was not
+        restated_and_saved(frozen, call)
         return True
 
     def is_lowered(self) -> bool:
@@ -307,68 +334,6 @@ def _canonical_origin(origin: Origin) -> Any:
     if isinstance(origin, Mapping):
         return {name: list(origin[name]) for name in sorted(origin)}
     return list(origin)
-
-
-def _restore_dropped_parameters(sdfg: Any, names: list[str], args: tuple, kwargs: dict) -> None:
-    """Give back the parameters gt4py left out of a stencil's SDFG because the stencil never reads them.
-
-    A scalar never read, or a field read only in a region outside the domain,
-    is dropped from the SDFG's data while staying in its signature; DaCe then
-    cannot connect the call's argument (``KeyError``). Each comes back as an
-    unused, non-transient container described like the argument passed.
-    """
-    import dace
-    import numpy as np
-
-    passed = dict(zip(names, args)) | kwargs
-    for name in names:
-        if name in sdfg.arrays or name in sdfg.symbols or name not in passed:
-            continue
-        value = passed[name]
-        if isinstance(value, dace.data.Data):
-            descriptor = copy.deepcopy(value)
-            descriptor.transient = False
-            sdfg.add_datadesc(name, descriptor)
-        elif isinstance(value, (bool, int, float, complex, np.number)):
-            sdfg.add_scalar(name, dace.dtypes.typeclass(type(value)))
-
-
-def _tighten_horizontal_bounds(sdfg: Any, field_info: Mapping[str, Any], origin: Origin, domain: Any) -> None:
-    """End each field's I/J memlet where the stencil's reads end, not where gt4py's lowering says.
-
-    gt4py's orchestration wrapper gives a field the range ``[origin - lower,
-    origin - lower + size)``, with ``lower`` from the field's boundary (which
-    knows horizontal regions) but ``size`` from an extent that does not: a
-    read at an offset inside a region (``f[0, -2, 0]`` in
-    ``region[:, J[0] + 1]``) widens the size on both sides, so the range ends
-    past the array and the orchestrated build fails although Python mode runs
-    (reproducer: ``tests/fusion/reproducers/random_program_13``). The start is
-    right (the generated code indexes from it), so only the end is moved back
-    to ``origin + domain + upper``, the boundary Python mode checks arguments
-    against; a range that still ends past the array is left for DaCe to refuse.
-    Each field is moved by its own origin (:func:`field_origin`).
-    """
-    from dace import subsets
-
-    if not isinstance(origin, Mapping) and len(origin) != 3:
-        return
-    for state in sdfg.states():
-        for edge in state.edges():
-            info = field_info.get(edge.data.data) if edge.data.data else None
-            if info is None or tuple(info.axes[:2]) != ("I", "J") or not isinstance(edge.data.subset, subsets.Range):
-                continue
-            own_origin = field_origin(origin, edge.data.data, info)
-            ranges = list(edge.data.subset.ranges)
-            for axis in (0, 1):
-                begin, end, step = ranges[axis]
-                upper = max(0, info.boundary[axis][1])
-                try:
-                    needed = own_origin[axis] + domain[axis] + upper - 1
-                    if int(end) > needed:
-                        ranges[axis] = (begin, needed, step)
-                except TypeError:
-                    continue  # symbolic: left as it is
-            edge.data.subset = subsets.Range(ranges)
 
 
 def _resolve_string_annotations(definition: Callable) -> None:

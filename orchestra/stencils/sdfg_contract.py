@@ -10,12 +10,12 @@ caller indexes it and of the caller's type. Two things differ:
   the indices lose the origin (wrong numbers: 340 of 360 values differed in
   the example model with regions) or the nested SDFG is never inlined.
   DaCe's ``convert_legacy_nested_sdfgs`` moves the origin into the inner
-  memlets.
+  memlets (:func:`orchestra.stencils.restated.restate`, kept for later builds).
 * **Scalar types.** A program's ``scale`` is an ``int64`` when the call passed
   ``2``; the stencil declares ``coefficient: float``. Nested, ``coefficient``
   becomes a view of the ``int64`` and the generated code reinterprets its
   bytes (it does not compile: ``cannot convert 'double*' to 'const
-  int64_t*'``). Here the stencil's SDFG receives each scalar with the type
+  int64_t*'``). Here (:func:`scalars_as_given`) the stencil's SDFG receives each scalar with the type
   it is given and converts it once, on entry, into a transient of its
   declared type: the conversion Python makes with ``float(2)`` or
   ``float(np.float32(x))``, exact for every value the fast path accepts
@@ -28,18 +28,6 @@ from __future__ import annotations
 
 import copy
 from typing import Any, Mapping
-
-
-def restate_for_dace2(sdfg: Any, given: Mapping[str, Any]) -> None:
-    """Restate gt4py's stencil SDFG in place for DaCe 2 (windows, then scalar types; see the module).
-
-    ``given``: parameter name -> the DaCe descriptor the caller passes.
-    An SDFG already following the contract is left unchanged.
-    """
-    from dace.sdfg.dealias import convert_legacy_nested_sdfgs
-
-    convert_legacy_nested_sdfgs(sdfg)
-    scalars_as_given(sdfg, given)
 
 
 def scalars_as_given(sdfg: Any, given: Mapping[str, Any]) -> list[str]:

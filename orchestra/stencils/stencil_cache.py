@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import copy
 import contextvars
 import json
 import logging
@@ -86,7 +87,7 @@ def lowering_stamp_path(builder: Any) -> Path:
     return Path(f"{_stem(builder)}_orchestra_lowered_by.txt")
 
 
-def _toolchain_versions() -> str:
+def toolchain_stamp() -> str:
     import dace
     import gt4py
 
@@ -109,7 +110,7 @@ def _lowered_by_this_toolchain(builder: Any) -> bool:
     """
     stamp = _stamp(builder)
     if stamp is not None:
-        return stamp == _toolchain_versions()
+        return stamp == toolchain_stamp()
     import dace
     import gt4py
 
@@ -142,19 +143,44 @@ def frozen_sdfg(builder: Any, origin: dict[str, tuple[int, ...]], domain: tuple[
     and then fail, or differ, in DaCe's passes).
     """
     if not _lowered_by_this_toolchain(builder):
-        _remove_sdfg_files(builder, "not stamped as lowered by " + _toolchain_versions())
+        _remove_sdfg_files(builder, "not stamped as lowered by " + toolchain_stamp())
     path = frozen_sdfg_path(builder, origin, domain)
     lowered_here = not path.exists()
     with cheap_line_info():
         sdfg = _frozen_sdfg(builder, origin, domain)
     if lowered_here and path.exists():
         sdfg = _as_saved(sdfg, path)
-    if _stamp(builder) != _toolchain_versions():
+    stamp_lowering(builder)
+    return sdfg
+
+
+def frozen_sdfg_copy(builder: Any, origin: dict[str, tuple[int, ...]], domain: tuple[int, ...]) -> Any:
+    """A copy of gt4py's frozen SDFG that the caller may change; call it holding :func:`stencil_lock`.
+
+    Read from gt4py's file when gt4py holds the SDFG in no memory (a build
+    reads most stencils once: one read, no copy of it), else copied from the
+    object :func:`frozen_sdfg` gives (which also lowers it, or replaces a file
+    that does not load).
+    """
+    from gt4py.cartesian.backend.dace_backend import SDFGManager
+
+    path = frozen_sdfg_path(builder, origin, domain)
+    if path not in SDFGManager._loaded_sdfgs and str(path) not in SDFGManager._loaded_sdfgs \
+            and frozen_sdfg_saved(builder, origin, domain):
+        own = _read(path)
+        if own is not None:
+            stamp_lowering(builder)
+            return own
+    return copy.deepcopy(frozen_sdfg(builder, origin, domain))
+
+
+def stamp_lowering(builder: Any) -> None:
+    """Name this DaCe and gt4py in the stencil's stamp file, if it names others or is missing."""
+    if _stamp(builder) != toolchain_stamp():
         try:
-            replace_atomically(lowering_stamp_path(builder), _toolchain_versions() + "\n")
+            replace_atomically(lowering_stamp_path(builder), toolchain_stamp() + "\n")
         except OSError as error:  # a read-only gt4py cache: lowered again next time
             log.debug("could not save %s (%s)", lowering_stamp_path(builder), error)
-    return sdfg
 
 
 def _remove_sdfg_files(builder: Any, why: str) -> None:
@@ -213,13 +239,17 @@ def _frozen_sdfg(builder: Any, origin: dict[str, tuple[int, ...]], domain: tuple
 
 
 def _loads(path: Path) -> bool:
+    return _read(path) is not None
+
+
+def _read(path: Path) -> Optional[Any]:
+    """The SDFG in ``path``, or None if it does not load."""
     import dace
 
     try:
-        dace.SDFG.from_file(str(path))
+        return dace.SDFG.from_file(str(path))
     except Exception:
-        return False
-    return True
+        return None
 
 
 _tally: contextvars.ContextVar[Optional[collections.Counter]] = contextvars.ContextVar("lowering_tally", default=None)
@@ -236,22 +266,26 @@ def lowering_tally() -> Iterator[collections.Counter]:
         _tally.reset(token)
 
 
-def note_lowering(found: bool) -> None:
-    """Count one stencil parsed in the current :func:`lowering_tally` (if any)."""
+def note_lowering(found: bool, restated: bool = False) -> None:
+    """Count one stencil parsed in the current :func:`lowering_tally` (if any); ``restated``: its
+    SDFG restated for the call was read too (:mod:`orchestra.stencils.restated`)."""
     counts = _tally.get()
     if counts is not None:
         counts["found" if found else "lowered"] += 1
+        counts["restated"] += restated
 
 
 def tally_summary(counts: collections.Counter) -> str:
-    """E.g. "stencils: 16 of 18 found lowered, 2 lowered here (FrozenStencils)" ("" when none was parsed).
+    """E.g. "stencils: 16 of 18 found lowered, 2 lowered here (FrozenStencils), 12 found restated"
+    ("" when none was parsed).
 
     Only ``FrozenStencil``s are counted: a gt4py stencil object called directly lowers through gt4py.
     """
     total = counts["found"] + counts["lowered"]
     if not total:
         return ""
-    return f"stencils: {counts['found']} of {total} found lowered, {counts['lowered']} lowered here (FrozenStencils)"
+    return (f"stencils: {counts['found']} of {total} found lowered, {counts['lowered']} lowered here (FrozenStencils), "
+            f"{counts['restated']} found restated")
 
 
 def argument_data(builder: Any, parameters: list[str]) -> Any:

@@ -61,7 +61,7 @@ class _Recorder(logging.Handler):
 
 
 @contextlib.contextmanager
-def _timed_sdfgs() -> Iterator[dict[str, float]]:
+def timed_stencil_sdfgs() -> Iterator[dict[str, float]]:
     """Time spent in ``FrozenStencil.__sdfg__`` (gt4py's SDFG of each stencil, lowered or read) while inside."""
     from orchestra.stencils.frozen import FrozenStencil
 
@@ -125,7 +125,7 @@ def run_phase(folder: Path, cache: Path, mode: str, outputs: Path) -> dict[str, 
     state, grid = model_module.State.random(0), model_module.Grid(1)
     model = model_module.AcousticDynamics(config, grid, state)
     set_up = time.perf_counter() - start
-    with _timed_sdfgs() as sdfgs:
+    with timed_stencil_sdfgs() as sdfgs:
         start = time.perf_counter()
         model(state, TIMESTEP)
         first_call = time.perf_counter() - start

@@ -30,6 +30,7 @@ def test_build_scaling_times_a_cold_build_and_an_edit_that_lowers_one_stencil(tm
     assert found + lowered == 3
     assert found == 0 or "process lowering beside the builder (3 stencils to lower)" in row["cold"]["parse_line"]
     assert "2 of 3 found lowered, 1 lowered here" in row["edit"]["parse_line"]  # only the edited stencil
+    assert "2 found restated" in row["edit"]["parse_line"]  # the unchanged ones: as the cold build restated them
     for phase in ("cold", "edit"):
         assert row[phase]["first_call_s"] >= row[phase]["compiled_s"] > 0 and row[phase]["builds"] == 1
 

@@ -55,6 +55,10 @@ class _Stencil:
                 warnings.warn(f"Tried to remove `None` from the in-connectors of node {node}", UserWarning)
         return True
 
+    def restate_ahead(self) -> bool:
+        self.calls.append(f"restate {self.name}")
+        return self.name != "broken"
+
 
 def test_stencils_are_grouped_by_content_id_and_a_failure_is_left_to_the_builder():
     calls: list[str] = []
@@ -68,13 +72,14 @@ def test_stencils_are_grouped_by_content_id_and_a_failure_is_left_to_the_builder
     table = KeyTable.shared("k", 3, builder=0)
     for item in lowering_work(callees, table, 1, None):  # rank 1: groups 0 and 2
         item()  # the broken stencil's error does not escape
-    assert calls == ["first", "other_origin", "broken"]
+    # all of its share lowered first (what the builder waits for), then restated for the calls
+    assert calls == ["first", "other_origin", "broken", "restate first", "restate other_origin", "restate broken"]
     assert lowering_work(callees, table, 0, None) == []  # the builder lowers while parsing
 
 
 def test_what_lowering_ahead_warns_goes_to_the_debug_log_not_to_the_output(caplog):
     noisy = _Stencil("1", "noisy", [])
-    (item,) = lowering_work((noisy,), KeyTable.shared("k", 2, builder=0), 1, None)
+    (item, _restating) = lowering_work((noisy,), KeyTable.shared("k", 2, builder=0), 1, None)
     with warnings.catch_warnings(record=True) as escaped, caplog.at_level(logging.DEBUG, logger="orchestra"):
         warnings.simplefilter("always")
         item()

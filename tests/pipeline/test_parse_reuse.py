@@ -20,6 +20,7 @@ import pytest
 from gt4py.cartesian.gtscript import PARALLEL, Field, computation, interval
 
 from orchestra import DaceConfig, FrozenStencil, orchestrate
+from orchestra.key.argument_descriptions import Undescribable
 from orchestra.pipeline import build, parse_reuse
 
 FloatField = Field[np.float64]
@@ -127,7 +128,7 @@ def test_only_exactly_described_arguments_are_reused(value, described):
         assert parse_reuse.describe_argument(0.1) != parse_reuse.describe_argument(np.nextafter(0.1, 1.0))
         assert parse_reuse.describe_argument(1) != parse_reuse.describe_argument(1.0)
     else:
-        with pytest.raises(parse_reuse._Undescribable):
+        with pytest.raises(Undescribable):
             parse_reuse.describe_argument(value)
 
 
