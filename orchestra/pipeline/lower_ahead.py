@@ -86,6 +86,10 @@ def lowering_work(callees: tuple, table: KeyTable, rank: int, limit: Optional[in
             if callable(getattr(stencil, step, None))]
 
 
+_DOING = {"lower_ahead": "lowering", "restate_ahead": "restating"}
+_DONE = {"lower_ahead": "lowered", "restate_ahead": "restated"}
+
+
 def _lowering(stencil: Any, rank: int, step: str) -> Callable[[], None]:
     def lower() -> None:
         start = time.perf_counter()
@@ -96,12 +100,12 @@ def _lowering(stencil: Any, rank: int, step: str) -> Callable[[], None]:
             _log_warnings(caught, stencil, rank)
         except Exception as error:  # the builder lowers it and reports what is wrong
             log.debug(
-                "[rank %d] %s of %r failed (%s: %s); the builder lowers it",
-                rank, step, stencil, type(error).__name__, error,
+                "[rank %d] %s %r ahead failed (%s: %s); the builder does it",
+                rank, _DOING[step], stencil, type(error).__name__, error,
             )
             return
         if done:
-            log.debug("[rank %d] %s of %r before the build needs it: %.1f s", rank, step, stencil,
+            log.debug("[rank %d] %s %r ahead of the build in %.1f s", rank, _DONE[step], stencil,
                       time.perf_counter() - start)
 
     return lower

@@ -87,8 +87,10 @@ def test_workers_compile_ahead_and_first_calls_compute_what_serial_ones_do(gt_ca
     assert not any(_compiled(stencil) for stencil in stencils)
     pool = compile_ahead.start(1)
     _wait_for(lambda: all(_compiled(stencil) for stencil in stencils))  # before any call
-    output = pool.worker_output()  # (stencils other test files of this process made may be compiled too)
-    assert all(f"compiled FrozenStencil({name}, " in output for name in ("smooth", "shear")), output
+    # the worker reports a stencil once gt4py's cache holds it: wait for the report too
+    # (stencils other test files of this process made may be compiled too)
+    reported = lambda: all(f"compiled FrozenStencil({name}, " in pool.worker_output() for name in ("smooth", "shear"))  # noqa: E731
+    _wait_for(reported, timeout_s=60.0)
     ahead = _run(stencils)
     for expected, got in zip(serial, ahead):
         assert np.array_equal(expected, got)  # bitwise
