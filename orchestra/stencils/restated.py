@@ -85,27 +85,34 @@ def _by_name(info: Mapping[str, Any]) -> dict[str, Any]:
 
 def saved_restated(call: StencilCall) -> Optional[Any]:
     """The restated SDFG of ``call`` as saved by an earlier build or lowering, or None."""
-    stamp = _stamp(call.frozen_path)
-    known = _frozen_names(_folder(call.frozen_path), stamp) if stamp else None
-    key = _key(call, stamp, known) if known is not None else None
-    return _load(_folder(call.frozen_path) / f"{key}.sdfgz") if key else None
+    path = _entry(call)
+    return _load(path) if path is not None else None
 
 
 def is_restated(call: StencilCall) -> bool:
     """Whether the restated SDFG of ``call`` is saved (without reading it)."""
+    path = _entry(call)
+    return path is not None and path.is_file()
+
+
+def _entry(call: StencilCall) -> Optional[Path]:
+    """Where the restated SDFG of ``call`` is kept (None: its key cannot be told without the frozen SDFG)."""
     stamp = _stamp(call.frozen_path)
     known = _frozen_names(_folder(call.frozen_path), stamp) if stamp else None
     key = _key(call, stamp, known) if known is not None else None
-    return bool(key) and (_folder(call.frozen_path) / f"{key}.sdfgz").is_file()
+    return _folder(call.frozen_path) / f"{key}.sdfgz" if key else None
 
 
 def restated_and_saved(frozen: Any, call: StencilCall) -> Any:
-    """:func:`restate` ``frozen`` (a copy of the caller's own), saved for later builds; the SDFG as read back."""
+    """:func:`restate` ``frozen`` (a copy of the caller's own, just read), saved for later builds.
+
+    Returns the SDFG as read back (see the module).
+    """
     import dace
 
+    stamp = _stamp(call.frozen_path)  # of the file ``frozen`` was read from
     names = set(frozen.arrays) | set(frozen.symbols)
     sdfg = restate(frozen, call)
-    stamp = _stamp(call.frozen_path)
     key = _key(call, stamp, names) if stamp else None
     folder = _folder(call.frozen_path)
     if key is not None:
