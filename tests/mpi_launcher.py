@@ -7,8 +7,8 @@ allows root, oversubscribes, and keeps communication on shared memory
 (``btl=self,sm``, ``pml=ob1``: no network probing). The repository root is
 put on ``PYTHONPATH`` so workers import ``orchestra`` from the checkout. On a
 timeout every rank first prints its Python stacks (``faulthandler`` on
-SIGABRT; the output says which processes were running), then the whole process
-group (mpirun and its ranks) is killed.
+SIGABRT; the output says which processes were running), then mpirun and every
+process below it are killed (:func:`kill_job`).
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def run_mpi(
             output, _ = process.communicate(timeout=10)
         except subprocess.TimeoutExpired:
             output = None
-        _kill_job(process.pid)  # mpirun and any rank left
+        kill_job(process.pid)  # mpirun and any rank left
         if output is None:
             output, _ = process.communicate()
         output += f"\n[run_mpi: killed after {timeout} s; running then: {running}]"
@@ -148,8 +148,8 @@ def _dump_stacks(root: int) -> str:
     return "; ".join(f"{pid}: {command[:160]}" for pid, command in below.items()) or "nothing"
 
 
-def _kill_job(root: int) -> None:
-    """SIGKILL ``root``'s process group and every process below it."""
+def kill_job(root: int) -> None:
+    """SIGKILL ``root``'s process group and every process below it (an mpirun started in a session of its own)."""
     below = _descendants(root)
     try:
         os.killpg(root, signal.SIGKILL)

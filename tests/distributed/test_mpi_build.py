@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mpi_launcher import MPI_ENV, REPO_ROOT, mpirun_executable, run_mpi
+from tests.mpi_launcher import MPI_ENV, REPO_ROOT, kill_job, mpirun_executable, run_mpi
 
 WORKER = Path(__file__).with_name("mpi_build_worker.py")
 
@@ -182,7 +182,7 @@ def test_two_concurrent_jobs_on_one_key_build_once(tmp_path):
     finally:
         for job in jobs:
             if job.poll() is None:
-                os.killpg(job.pid, signal.SIGKILL)
+                kill_job(job.pid)  # its ranks too: they run outside mpirun's process group
     assert [job.returncode for job in jobs] == [0, 0], "\n".join(output[-2000:] for output in outputs)
     found = [result for output in outputs for result in results(output)]
     assert len(found) == 4 and all(r["ok"] == "1" for r in found), found
