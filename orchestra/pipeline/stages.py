@@ -164,7 +164,7 @@ def _parse_and_restate(program: Any, args: tuple, kwargs: dict, repeated: Option
     """DaCe's parse of ``program``, its callbacks bound and its nested SDFGs restated for DaCe 2's contract."""
     from orchestra.frontend.symbol_inference import fast_symbol_inference
     from orchestra.pipeline.callback_bindings import CallbackSites, bind_callbacks
-    from orchestra.pipeline.nested_closure_arrays import nested_arrays_by_identity
+    from orchestra.pipeline.corrected_sdfg_call import corrected_sdfg_calls
     from orchestra.pipeline.nested_contract import restate_nested_sdfgs
     from orchestra.pipeline.parse_reuse import ParseReuse
     from orchestra.stencils.stencil_cache import lowering_tally
@@ -174,7 +174,7 @@ def _parse_and_restate(program: Any, args: tuple, kwargs: dict, repeated: Option
         # a component called from several places is parsed once; stencils found lowered are counted;
         # sizes and strides given as plain numbers are not solved by sympy
         with ParseReuse(repeated) as reuse, lowering_tally() as stencils, fast_symbol_inference(), \
-                CallbackSites(), nested_arrays_by_identity():
+                CallbackSites(), corrected_sdfg_calls():
             sdfg = program.to_sdfg(*args, simplify=False, save=False, validate=False, **kwargs)
     except Exception as error:
         from orchestra.pipeline.diagnostics import explain_unreadable, function_of
