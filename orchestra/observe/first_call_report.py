@@ -13,8 +13,9 @@ Nothing here communicates. A program counts as built when the build
 round's outcome reduction says a rank made it (:class:`orchestra.distributed.coordinator.BuildRound`)
 or, for a program a rank obtains alone (inside a split build's Python body,
 where another rank may have won the key's lock), when its manifest was
-created after the first call started (the manifest's UTC time, to the
-second, by the builder's clock). The stage times come from the manifest of
+created after this rank's process started (the manifest's UTC time, to the
+second, by the builder's clock): a rank that reaches the call late, under
+load, still counts the build a faster rank of the job made before it came. The stage times come from the manifest of
 the entry rank 0 loaded.
 """
 
@@ -24,6 +25,7 @@ import contextlib
 import contextvars
 import dataclasses
 import datetime
+import os
 import time
 from typing import Iterator, Mapping, Optional
 
@@ -45,24 +47,41 @@ class Obtained:
     load_seconds: float
 
 
+def _process_started() -> float:
+    """When this process started (epoch seconds): Linux's record of it, else when this module was imported."""
+    try:
+        with open("/proc/self/stat") as stat:
+            ticks = int(stat.read().rpartition(")")[2].split()[19])  # field 22, starttime, in clock ticks after boot
+        with open("/proc/stat") as system:
+            booted = next(int(line.split()[1]) for line in system if line.startswith("btime "))
+        return booted + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return _IMPORTED
+
+
+_IMPORTED = time.time()
+#: when this rank's process started: builds published after it were made by this job (or one beside it)
+PROCESS_STARTED = _process_started()
+
+
 @dataclasses.dataclass
 class FirstCall:
-    """What the outermost first call obtained, and when it started (epoch seconds)."""
+    """What the outermost first call obtained; builds published after ``started`` (epoch seconds) count as built."""
 
-    started: float = dataclasses.field(default_factory=time.time)
+    started: float = dataclasses.field(default_factory=lambda: min(PROCESS_STARTED, time.time()))
     obtained: list[Obtained] = dataclasses.field(default_factory=list)
 
     def built(self, item: Obtained) -> bool:
-        """Made by a rank of this job, or published while this call ran."""
+        """Made by a rank of this job, or published after this process started."""
         if item.made:
             return True
         try:
             created = datetime.datetime.fromisoformat(item.created).timestamp()
         except ValueError:
             return False
-        # The manifest's time is cut to the second: a build published before the call started reads as
-        # earlier than the start, and one made during the call (a build takes more than a second, and is
-        # published at its end) as later.
+        # The manifest's time is cut to the second: a build published before the process started reads as
+        # earlier than the start, and one made since (a build takes more than a second, and is published
+        # at its end) as later.
         return created > self.started
 
 

@@ -308,7 +308,7 @@ def test_a_split_body_that_calls_a_component_on_some_ranks_only_neither_hangs_no
     assert_all_ran_and_match(found, 6, process.stdout)
     assert sorted(r["built"] for r in found) == ["0", "0", "0", "0", "0", "1"]
     assert sorted(r["rank"] for r in found if r["load_s"] != "-1.000") == ["0", "2", "4"]  # the callers loaded it
-    # rank 0's summary counts the build whichever rank won the lock (its manifest is newer than the call)
+    # rank 0's summary counts the build whichever rank won the lock (its manifest is newer than rank 0's process)
     assert process.stdout.count("Outer.__call__: first call ") == 1, process.stdout[-3000:]
     assert "built 1 of 1 program (EdgeModel.__call__), found 0 in the cache" in process.stdout
     process, found = worker(6, root, *divergent, "--mode", "Run")  # found by the callers, nothing built

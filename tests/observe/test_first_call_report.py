@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import datetime
+import subprocess
+import sys
+import time
 
 from orchestra.observe import first_call_report
 from orchestra.observe.first_call_report import FirstCall, Obtained, collecting, record, summary
@@ -54,3 +57,23 @@ def test_only_the_outermost_call_collects_and_nothing_is_kept_outside_one():
         record(Obtained("Outer", True, _at(0), TIMES, 0.2))
     assert [item.label for item in outer.obtained] == ["Inner", "Outer"]
     assert first_call_report._COLLECTING.get() is None
+
+
+def test_a_late_rank_counts_a_build_published_after_its_process_started_before_its_call():
+    """Under load a rank reaches the call after a faster rank of the job published the build: still built."""
+    first_call = FirstCall()
+    assert first_call.started == first_call_report.PROCESS_STARTED <= first_call_report._IMPORTED
+    since_start = datetime.datetime.fromtimestamp(first_call.started + 2, datetime.timezone.utc)
+    published = Obtained("Late.__call__", False, since_start.isoformat(timespec="seconds"), TIMES, 0.1)
+    assert first_call.built(published)
+
+
+def test_the_process_start_is_this_process_s():
+    """Read from Linux's record: between the moment before the process was made and its import of orchestra."""
+    before = time.time()
+    done = subprocess.run(
+        [sys.executable, "-c", "from orchestra.observe import first_call_report as f; print(f.PROCESS_STARTED, f._IMPORTED)"],
+        capture_output=True, text=True, check=True,
+    )
+    started, imported = (float(value) for value in done.stdout.split())
+    assert before - 1.0 <= started <= imported  # the clock ticks of /proc are coarse (1/100 s)
