@@ -13,9 +13,11 @@ Nothing here communicates. A program counts as built when the build
 round's outcome reduction says a rank made it (:class:`orchestra.distributed.coordinator.BuildRound`)
 or, for a program a rank obtains alone (inside a split build's Python body,
 where another rank may have won the key's lock), when its manifest was
-created after this rank's process started (the manifest's UTC time, to the
-second, by the builder's clock): a rank that reaches the call late, under
-load, still counts the build a faster rank of the job made before it came. The stage times come from the manifest of
+created after this rank's process started, or after its last first call
+ended if it had one (the manifest's UTC time, to the second, by the
+builder's clock): a rank that reaches the call late, under load, still
+counts the build a faster rank of the job made before it came, and a
+program this process built in an earlier call counts as found. The stage times come from the manifest of
 the entry rank 0 loaded.
 """
 
@@ -62,17 +64,20 @@ def _process_started() -> float:
 _IMPORTED = time.time()
 #: when this rank's process started: builds published after it were made by this job (or one beside it)
 PROCESS_STARTED = _process_started()
+#: builds published after this count as this job's: the process's start, then the end of the last first
+#: call that collected (what this process built in an earlier call is found now, not built again)
+_counting_from = [PROCESS_STARTED]
 
 
 @dataclasses.dataclass
 class FirstCall:
     """What the outermost first call obtained; builds published after ``started`` (epoch seconds) count as built."""
 
-    started: float = dataclasses.field(default_factory=lambda: min(PROCESS_STARTED, time.time()))
+    started: float = dataclasses.field(default_factory=lambda: min(_counting_from[0], time.time()))
     obtained: list[Obtained] = dataclasses.field(default_factory=list)
 
     def built(self, item: Obtained) -> bool:
-        """Made by a rank of this job, or published after this process started."""
+        """Made by a rank of this job, or published after ``started``."""
         if item.made:
             return True
         try:
@@ -102,6 +107,7 @@ def collecting() -> Iterator[Optional[FirstCall]]:
         yield first_call
     finally:
         _COLLECTING.reset(token)
+        _counting_from[0] = time.time()
 
 
 def record(item: Obtained) -> None:

@@ -59,13 +59,26 @@ def test_only_the_outermost_call_collects_and_nothing_is_kept_outside_one():
     assert first_call_report._COLLECTING.get() is None
 
 
-def test_a_late_rank_counts_a_build_published_after_its_process_started_before_its_call():
+def test_a_late_rank_counts_a_build_published_after_its_process_started_before_its_call(monkeypatch):
     """Under load a rank reaches the call after a faster rank of the job published the build: still built."""
+    monkeypatch.setattr(first_call_report, "_counting_from", [first_call_report.PROCESS_STARTED])  # no call yet
     first_call = FirstCall()
     assert first_call.started == first_call_report.PROCESS_STARTED <= first_call_report._IMPORTED
     since_start = datetime.datetime.fromtimestamp(first_call.started + 2, datetime.timezone.utc)
     published = Obtained("Late.__call__", False, since_start.isoformat(timespec="seconds"), TIMES, 0.1)
     assert first_call.built(published)
+
+
+def test_what_an_earlier_first_call_of_this_process_built_counts_as_found_in_the_next(monkeypatch):
+    monkeypatch.setattr(first_call_report, "_counting_from", [first_call_report.PROCESS_STARTED])
+    with collecting():
+        pass  # an earlier first call, which built (say) Earlier.__call__ before it ended
+    ended = first_call_report._counting_from[0]
+    assert ended > first_call_report.PROCESS_STARTED
+    before_end = datetime.datetime.fromtimestamp(ended - 1, datetime.timezone.utc).isoformat(timespec="seconds")
+    with collecting() as later:
+        assert later.started == ended
+        assert not later.built(Obtained("Earlier.__call__", False, before_end, TIMES, 0.1))
 
 
 def test_the_process_start_is_this_process_s():
