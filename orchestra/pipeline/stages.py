@@ -13,6 +13,7 @@ from typing import Any, Mapping, Optional
 from orchestra.errors import BuildError, OrchestraError
 from orchestra.pipeline.generated_code import compile_code, generate_code
 from orchestra.pipeline.open_libraries import library_to_open, opened
+from orchestra.pipeline.validation_beside import PendingValidation, validate_beside
 from orchestra.passes.cpu import DEFAULT_CPU_PASSES, UNFUSED_CPU_PASSES, check_cpu_passes
 from orchestra.passes.debug import DebugChecks
 from orchestra.passes.simplify import SIMPLIFY_SKIP
@@ -84,6 +85,8 @@ class OptimizedProgram:
     simd_innermost_loops: bool = False
     #: what each CPU pass changed (maps), for the build log (orchestra.passes.cpu.describe_changes)
     cpu_pass_changes: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    #: DaCe's validation of the program, running beside code generation (None: validated)
+    validation: Optional[PendingValidation] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -232,7 +235,7 @@ def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[
         if parsed.callback_bindings is not None:  # passes rename symbols and merge mappings into it
             apply_bindings(sdfg, parsed.callback_bindings, sdfg.name)
         _save_stage(sdfg, save_to, "3_optimized")
-        sdfg.validate()
+        validation = validate_beside(sdfg, sdfg.name)  # waited for before anything is compiled
     except OrchestraError:
         raise
     except Exception as error:
@@ -240,7 +243,7 @@ def optimize(parsed: ParsedProgram, options: OptimizeOptions, save_to: Optional[
     finally:
         quiet.__exit__(None, None, None)
     simd = not options.on_gpu and "simd_innermost_loops" in options.cpu_passes
-    return OptimizedProgram(sdfg, memory_report(sdfg), time.perf_counter() - start, simd, changes)
+    return OptimizedProgram(sdfg, memory_report(sdfg), time.perf_counter() - start, simd, changes, validation)
 
 
 def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgram:
@@ -270,7 +273,11 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
         while sdfg.is_loaded():  # as DaCe does: a loaded library of that name in this process
             sdfg.name, index = f"{name}_{index}", index + 1
         sdfg.fill_scope_connectors()
-        code_objects = generate_code(sdfg, folder, optimized.simd_innermost_loops)
+        try:
+            code_objects = generate_code(sdfg, folder, optimized.simd_innermost_loops)
+        finally:  # an invalid program is reported as such, also where its code generation failed
+            if optimized.validation is not None:
+                optimized.validation.verdict()
         compile_code(code_objects, folder, sdfg.name, starting=saver.start)
     except BuildError:
         raise
