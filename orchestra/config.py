@@ -176,6 +176,15 @@ def log_level() -> str:
     return value.upper()
 
 
+def _check_late_settings() -> None:
+    """Settings a build reads only when it compiles, checked when the model is configured, not after its parse."""
+    from orchestra.pipeline.validation_beside import forking_allowed
+    from orchestra.toolchain.translation_units import requested_units
+
+    requested_units()  # ORCHESTRA_COMPILE_UNITS
+    forking_allowed()  # ORCHESTRA_VALIDATE_BESIDE
+
+
 def _check_cache_root(root: Path) -> None:
     """A cache root (or a folder above it) that is a file cannot hold builds: say so now."""
     blocker = next((path for path in (root, *root.parents) if path.exists() and not path.is_dir()), None)
@@ -319,6 +328,8 @@ class DaceConfig:
         if self.is_orchestrated:
             log_level()
             _check_cache_root(self.cache_root)
+        if self.orchestration.compiles:
+            _check_late_settings()
         if self.cpu_passes is not None:
             from orchestra.passes.cpu import check_cpu_passes
 

@@ -126,7 +126,7 @@ def validate_in_place(sdfg: Any, name: str) -> None:
 
 def validate_beside(sdfg: Any, name: str) -> PendingValidation:
     """Validate ``sdfg`` in a forked child (module docstring); in place where that cannot be."""
-    if not _forking_allowed():
+    if not forking_allowed():
         validate_in_place(sdfg, name)
         return PendingValidation(name)
     reading, writing = os.pipe()
@@ -153,7 +153,8 @@ def _validate_and_report(sdfg: Any, writing: int) -> None:
         view = view[os.write(writing, view):]
 
 
-def _forking_allowed() -> bool:
+def forking_allowed() -> bool:
+    """Whether validation forks here (Linux, not switched off); a meaningless setting is a ConfigurationError."""
     value = os.environ.get(VARIABLE, "").strip()
     if value not in ("", "0", "1"):
         from orchestra.errors import ConfigurationError

@@ -105,3 +105,17 @@ def test_build_processes_must_be_none_or_a_count(tmp_path, monkeypatch, value):
         DaceConfig(backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path, build_processes=value)
     monkeypatch.delenv("ORCHESTRA_BUILD_PROCESSES", raising=False)
     assert DaceConfig(backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path).build_processes is None
+
+
+@pytest.mark.parametrize("variable, value, message", [
+    ("ORCHESTRA_VALIDATE_BESIDE", "maybe", "ORCHESTRA_VALIDATE_BESIDE='maybe': give 1"),
+    ("ORCHESTRA_COMPILE_UNITS", "many", "ORCHESTRA_COMPILE_UNITS='many' is not a number"),
+])
+def test_settings_read_at_compile_time_are_refused_when_the_model_is_configured(tmp_path, monkeypatch, variable,
+                                                                                 value, message):
+    """Not after a parse and optimize that take minutes at FV3's size."""
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigurationError, match=message):
+        DaceConfig(backend="dace:cpu", orchestration="BuildAndRun", cache_root=tmp_path)
+    for mode in ("Python", "Run"):  # nothing compiled: not read
+        DaceConfig(backend="dace:cpu", orchestration=mode, cache_root=tmp_path)
