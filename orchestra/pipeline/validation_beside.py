@@ -53,26 +53,45 @@ _REPORT_BYTES = 32768
 
 
 class PendingValidation:
-    """A program's validation under way in a child process (or already done in place)."""
+    """A program's validation under way in a child process (or already done in place).
+
+    It owns the child and the pipe: a copy of it (``copy.deepcopy`` of an
+    optimized program, compiled several times) is the same object, so one
+    verdict is waited for once and every caller gets it; pickled, it is the
+    verdict.
+    """
 
     def __init__(self, name: str, pid: Optional[int] = None, reading: Optional[int] = None) -> None:
         self._name, self._pid, self._reading = name, pid, reading
         #: the validating child's process id (None: validated in place)
         self.child = pid
+        self._failure: Optional[str] = None  # the verdict's message, once it is known and not valid
 
     def verdict(self) -> None:
-        """Wait for the validation; raise :class:`BuildError` if the program is invalid (once; then it is done)."""
-        if self._pid is None:
-            return
-        report, lost = self._report()
-        self._pid = None
-        if lost:  # the parent's program has changed since the fork (code generation): it cannot be validated here
-            raise BuildError(
-                f"validating {self._name} in a forked process failed ({lost}); nothing was compiled. "
-                f"Build again, or with {VARIABLE}=0 to validate the program in place"
-            )
-        if report[:1] != _VALID:
-            raise BuildError(f"optimizing {self._name} failed: {report[1:].decode(errors='replace')}")
+        """Wait for the validation (once); raise :class:`BuildError` if the program is invalid, at every call."""
+        if self._pid is not None:
+            report, lost = self._report()
+            self._pid = None
+            if lost:  # the parent's program has changed since the fork (code generation): it cannot be validated here
+                self._failure = (f"validating {self._name} in a forked process failed ({lost}); nothing was "
+                                 f"compiled. Build again, or with {VARIABLE}=0 to validate the program in place")
+            elif report[:1] != _VALID:
+                self._failure = f"optimizing {self._name} failed: {report[1:].decode(errors='replace')}"
+        if self._failure is not None:
+            raise BuildError(self._failure)
+
+    def __deepcopy__(self, memo: dict) -> PendingValidation:
+        return self
+
+    def __copy__(self) -> PendingValidation:
+        return self
+
+    def __reduce__(self) -> tuple:
+        try:
+            self.verdict()
+        except BuildError:
+            pass
+        return _decided, (self._name, self._failure)
 
     def abandon(self) -> None:
         """Stop the child without a verdict (the build failed for another reason)."""
@@ -80,6 +99,7 @@ class PendingValidation:
             _kill(self._pid)
             os.close(self._reading)
             self._pid = None
+            self._failure = f"the validation of {self._name} was abandoned before its verdict"
 
     def __del__(self) -> None:
         try:
@@ -114,6 +134,13 @@ class PendingValidation:
         if status is not None and os.WIFSIGNALED(status):
             return b"", f"the process was killed by signal {os.WTERMSIG(status)}, perhaps for want of memory"
         return b"", "the process ended without a report"
+
+
+def _decided(name: str, failure: Optional[str]) -> PendingValidation:
+    """A validation whose verdict is known (unpickled)."""
+    validation = PendingValidation(name)
+    validation._failure = failure
+    return validation
 
 
 def validate_in_place(sdfg: Any, name: str) -> None:

@@ -132,10 +132,29 @@ def test_a_meaningless_setting_is_one_clear_error(monkeypatch):
         validate_beside(_valid_sdfg(), "double")
 
 
+def test_copies_share_one_verdict_and_a_pickled_validation_is_its_verdict():
+    """An optimized program deep-copied to be compiled twice: one child, one pipe, closed once."""
+    import copy
+    import pickle
+
+    pending = validate_beside(dace.SDFG("no_states"), "broken")
+    assert copy.deepcopy(pending) is pending and copy.copy(pending) is pending
+    for _ in range(2):
+        with pytest.raises(BuildError, match="optimizing broken failed"):
+            copy.deepcopy(pending).verdict()
+    restored = pickle.loads(pickle.dumps(validate_beside(dace.SDFG("no_states"), "again")))
+    assert restored.child is None
+    with pytest.raises(BuildError, match="optimizing again failed: .*at least one state"):
+        restored.verdict()
+    pickle.loads(pickle.dumps(validate_beside(_valid_sdfg(), "double"))).verdict()
+
+
 def test_an_abandoned_validation_leaves_no_child():
     pending = validate_beside(_valid_sdfg(), "double")
     pending.abandon()
     _no_child_left(pending)
+    with pytest.raises(BuildError, match="abandoned before its verdict"):  # never taken for valid
+        pending.verdict()
 
 
 def test_a_build_whose_optimized_program_is_invalid_fails_with_the_message_and_compiles_nothing(tmp_path, monkeypatch):
