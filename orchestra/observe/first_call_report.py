@@ -17,8 +17,8 @@ created after this rank's process started, or after its last first call
 ended if it had one (the manifest's UTC time, to the second, by the
 builder's clock): a rank that reaches the call late, under load, still
 counts the build a faster rank of the job made before it came, and a
-program this process built in an earlier call counts as found. The stage times come from the manifest of
-the entry rank 0 loaded.
+program this process built in an earlier call counts as found. The stage
+times come from the manifest of the entry rank 0 loaded.
 """
 
 from __future__ import annotations

@@ -111,9 +111,11 @@ class PendingValidation:
         """The child's report, or why there is none (it died, or sleeps without end)."""
         chunks: list[bytes] = []
         cpu, progressed = _cpu_state(self._pid)[0], time.monotonic()
+        waiting = select.poll()  # not select(): a rank of a large job may hold descriptors above 1023
+        waiting.register(self._reading, select.POLLIN)
         try:
             while True:
-                if select.select([self._reading], [], [], 1.0)[0]:
+                if waiting.poll(1000):
                     chunk = os.read(self._reading, 1 << 16)
                     if not chunk:
                         break

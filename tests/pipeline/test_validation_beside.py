@@ -149,6 +149,30 @@ def test_copies_share_one_verdict_and_a_pickled_validation_is_its_verdict():
     pickle.loads(pickle.dumps(validate_beside(_valid_sdfg(), "double"))).verdict()
 
 
+def test_a_pipe_above_descriptor_1023_is_waited_on(monkeypatch):
+    """A rank of a large MPI job holds many descriptors: select() would refuse the pipe's number."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    high = 1500
+    if soft <= high + 1:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+    real_pipe = os.pipe
+
+    def high_pipe() -> tuple[int, int]:
+        reading, writing = real_pipe()
+        os.dup2(reading, high)
+        os.close(reading)
+        return high, writing
+
+    monkeypatch.setattr(os, "pipe", high_pipe)
+    pending = validate_beside(dace.SDFG("no_states"), "high")
+    with pytest.raises(BuildError, match="optimizing high failed"):
+        pending.verdict()
+    with pytest.raises(OSError):
+        os.fstat(high)  # closed once, by the verdict
+
+
 def test_an_abandoned_validation_leaves_no_child():
     pending = validate_beside(_valid_sdfg(), "double")
     pending.abandon()
