@@ -275,9 +275,10 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
         sdfg.fill_scope_connectors()
         try:
             code_objects = generate_code(sdfg, folder, optimized.simd_innermost_loops)
-        finally:  # an invalid program is reported as such, also where its code generation failed
-            if optimized.validation is not None:
-                optimized.validation.verdict()
+        except Exception:  # an invalid program is reported as such, also where its code generation failed
+            _validated(optimized)
+            raise  # (an interrupt is not held up: the child is stopped when its validation is dropped)
+        _validated(optimized)
         compile_code(code_objects, folder, sdfg.name, starting=saver.start)
     except BuildError:
         raise
@@ -297,6 +298,12 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
     if library_name != sdfg.name:  # not what DaCe does; the signature must carry the library's name
         _save_signature(sdfg, library_name, folder)
     return CompiledProgram(folder, libraries[0], library_name, time.perf_counter() - start)
+
+
+def _validated(optimized: OptimizedProgram) -> None:
+    """Wait for the program's validation beside code generation; an invalid program is a BuildError."""
+    if optimized.validation is not None:
+        optimized.validation.verdict()
 
 
 def _save_program(sdfg: Any, folder: Path, failed: list) -> None:

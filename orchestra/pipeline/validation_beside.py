@@ -76,7 +76,7 @@ class PendingValidation:
                 self._failure = (f"validating {self._name} in a forked process failed ({lost}); nothing was "
                                  f"compiled. Build again, or with {VARIABLE}=0 to validate the program in place")
             elif report[:1] != _VALID:
-                self._failure = f"optimizing {self._name} failed: {report[1:].decode(errors='replace')}"
+                self._failure = _invalid(self._name, report[1:].decode(errors="replace"))
         if self._failure is not None:
             raise BuildError(self._failure)
 
@@ -150,7 +150,12 @@ def validate_in_place(sdfg: Any, name: str) -> None:
     try:
         sdfg.validate()
     except Exception as error:
-        raise BuildError(f"optimizing {name} failed: {error}") from error
+        raise BuildError(_invalid(name, str(error))) from error
+
+
+def _invalid(name: str, message: str) -> str:
+    """The build's message for an invalid optimized program, whichever process validated it."""
+    return f"optimizing {name} failed: {message}"
 
 
 def validate_beside(sdfg: Any, name: str) -> PendingValidation:
