@@ -34,7 +34,7 @@ from orchestra.passes.memory import format_memory_report
 from orchestra.pipeline.audit import ParseRecorder, audit_parse
 from orchestra.pipeline.build_warnings import summary_line, write_warnings
 from orchestra.pipeline.lowering_processes import lowering_processes
-from orchestra.pipeline.parse_reuse import repeated_functions
+from orchestra.pipeline.parse_reuse import repeated_components
 from orchestra.pipeline.request import KeyedRequest
 from orchestra.pipeline.stages import compile_program, optimize, parse
 
@@ -65,7 +65,7 @@ def build_and_publish(keyed: KeyedRequest, store: BuildStore, rank: int = 0, pro
         warnings.simplefilter("default")  # DaCe and gt4py warn a lot: to a file
         with lowering_processes(keyed.callees, processes, request.gpu) as helpers:
             with ParseRecorder() as recorder:  # defence in depth: the parse may use nothing unkeyed
-                repeated = repeated_functions(keyed.inputs["call_tree"])
+                repeated = repeated_components(getattr(request.program, "resolver", None))
                 parsed = parse(request.program, request.args, request.kwargs, save_to, repeated)
             helping = helpers.summary()
         audit_parse(recorder.records, parsed.sdfg, request.program.resolver, keyed.inputs,

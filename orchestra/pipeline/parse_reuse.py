@@ -36,7 +36,6 @@ from collections import Counter
 from typing import Any, Callable, Mapping, Optional
 
 from orchestra.key.argument_descriptions import Undescribable, describe_argument
-from orchestra.key.call_tree import function_name
 
 #: The reuse table of the parse running in this context (None outside a build's parse).
 _ACTIVE: contextvars.ContextVar[Optional[ParseReuse]] = contextvars.ContextVar("orchestra_parse_reuse", default=None)
@@ -55,24 +54,27 @@ class _Parsed:
 class ParseReuse:
     """The table of component parses of one top-level parse (a context manager).
 
-    ``repeated`` gives, for each function the call tree calls at more than
-    one site, the number of sites (:func:`repeated_functions`); only their
-    parses are copied for reuse, since copying costs a good part of what
-    parsing does. Once a function has been asked for as many times as it has
-    sites, no later call can need its pristine parse: that last call gets it
-    without a copy, and it leaves the table (so a call the call tree did not
-    foresee parses again instead of getting a changed SDFG).
+    ``repeated`` gives, for each component object the call tree calls at
+    more than one site, the number of sites (:func:`repeated_components`,
+    by ``id`` of its orchestrated program); only their parses are copied for
+    reuse, since copying costs a good part of what parsing does (counted per
+    function instead, every object of a class called once each had its parse
+    copied for nothing but the last: a tenth of the benchmark's parse at
+    120 stencils). Once a component has been asked for as many times as it
+    has sites, no later call can need its pristine parse: that last call gets
+    it without a copy, and it leaves the table (so a call the call tree did
+    not foresee parses again instead of getting a changed SDFG).
 
     ``parsed`` and ``reused`` count, per component label, the parses DaCe ran
     and the ones served from the table; ``handed_over`` the reuses served
     without a copy.
     """
 
-    def __init__(self, repeated: Optional[Mapping[str, int]] = None) -> None:
-        #: sites per function (``module.Qualname``) called at more than one site; None: any may be, count unknown
+    def __init__(self, repeated: Optional[Mapping[int, int]] = None) -> None:
+        #: sites per component (``id`` of its program) called at more than one site; None: any may be, count unknown
         self._repeated = None if repeated is None else dict(repeated)
         self._table: dict[tuple, _Parsed] = {}
-        self._asked: Counter[str] = Counter()  # calls per function so far
+        self._asked: Counter[int] = Counter()  # calls per component so far
         self.parsed: Counter[str] = Counter()
         self.reused: Counter[str] = Counter()
         self.handed_over = 0
@@ -90,8 +92,7 @@ class ParseReuse:
         """The SDFG of ``owner`` (an OrchestratedProgram) called with ``args``/``kwargs``:
         parsed by ``parse()``, a copy of an earlier parse, or at the last site that parse itself."""
         label, program = owner.label, owner.dace_program()
-        function = function_name(owner.function)
-        self._asked[function] += 1
+        self._asked[id(owner)] += 1
         try:
             key = (
                 id(owner),
@@ -106,17 +107,17 @@ class ParseReuse:
             for name, value in known.program_state.items():
                 setattr(program, name, value)
             self.reused[label] += 1
-            if self._repeated is not None and self._asked[function] >= self._repeated.get(function, 0):
-                del self._table[key]  # the function's last site: nothing will copy from it again
+            if self._repeated is not None and self._asked[id(owner)] >= self._repeated.get(id(owner), 0):
+                del self._table[key]  # the component's last site: nothing will copy from it again
                 self.handed_over += 1
                 return known.sdfg
-            return copy.deepcopy(known.sdfg)
+            return _copied(known.sdfg)
         sdfg = parse()
         self.parsed[label] += 1
-        if self._repeated is not None and self._repeated.get(function, 0) <= self._asked[function]:
+        if self._repeated is not None and self._repeated.get(id(owner), 0) <= self._asked[id(owner)]:
             return sdfg  # no later site: a pristine copy would never be used
         state = {name: getattr(program, name) for name in _PROGRAM_STATE if hasattr(program, name)}
-        self._table[key] = _Parsed(owner, copy.deepcopy(sdfg), state)
+        self._table[key] = _Parsed(owner, _copied(sdfg), state)
         return sdfg
 
     def summary(self) -> str:
@@ -128,10 +129,49 @@ class ParseReuse:
         return text
 
 
-def repeated_functions(call_tree: dict[str, Any]) -> dict[str, int]:
-    """Functions that more than one node of a described call tree (:mod:`orchestra.key.call_tree`) runs, with how many."""
-    seen: Counter[str] = Counter(node["function"] for node in call_tree.values())
-    return {function: count for function, count in seen.items() if count > 1}
+def _copied(sdfg: Any) -> Any:
+    """A deep copy of a parsed SDFG (one function: tests count the copies)."""
+    return copy.deepcopy(sdfg)
+
+
+def repeated_components(closure: Any) -> Optional[dict[int, int]]:
+    """Orchestrated components the closure tree calls at more than one site, with how many.
+
+    Keyed by ``id`` of the component's orchestrated program (what
+    :meth:`ParseReuse.sdfg_of` is given). ``closure`` is the top-level
+    program's resolved closure: each of its ``nested_closures`` is one call
+    site DaCe will parse; a model object stands for its orchestrated
+    ``__call__``, an orchestrated method for itself. A component's own call
+    sites are counted once, below its first site: its later sites reuse that
+    parse and parse nothing below them (where one is parsed again, with other
+    arguments, the sites below it were not foreseen and parse again). None
+    when there is no closure to read (then any component may be called again).
+    """
+    if closure is None:
+        return None
+    seen: Counter[int] = Counter()
+    pending = [closure]
+    while pending:
+        current = pending.pop()
+        objects = {call: obj for call, obj in current.closure_sdfgs.values()}
+        for call, child in current.nested_closures:
+            program = _orchestrated_program(objects.get(call))
+            if program is not None:
+                seen[id(program)] += 1
+                if seen[id(program)] > 1:
+                    continue  # below a reused parse nothing is parsed
+            pending.append(child)
+    return {component: count for component, count in seen.items() if count > 1}
+
+
+def _orchestrated_program(obj: Any) -> Any:
+    """The OrchestratedProgram a callee in the closure tree runs, or None when it is no orchestrated component."""
+    programs = getattr(obj, "__dict__", {}).get("__orchestra_programs__")
+    if programs is not None:
+        return programs.get("__call__")
+    if callable(getattr(obj, "dace_program", None)) and hasattr(obj, "label"):
+        return obj
+    return None
 
 
 def component_sdfg(owner: Any, args: tuple, kwargs: dict) -> Any:

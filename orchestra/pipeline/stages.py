@@ -135,14 +135,15 @@ def parse(
     args: tuple,
     kwargs: dict,
     save_to: Optional[Path] = None,
-    repeated: Optional[Mapping[str, int]] = None,
+    repeated: Optional[Mapping[int, int]] = None,
 ) -> ParsedProgram:
     """[Python + stencils] -> one SDFG (nested orchestrated objects inlined).
 
     A component called from several places with the same argument
     descriptors is parsed once (:mod:`orchestra.pipeline.parse_reuse`);
-    ``repeated`` gives the functions that may be, with their number of call
-    sites (None: any may be, count unknown).
+    ``repeated`` gives the components that may be (by ``id`` of their
+    orchestrated program), with their number of call sites (None: any may
+    be, count unknown).
     """
     from orchestra.key.inputs import array_paths
     from orchestra.pipeline.scratch_contract import (
@@ -163,7 +164,7 @@ def parse(
                          bindings)
 
 
-def _parse_and_restate(program: Any, args: tuple, kwargs: dict, repeated: Optional[Mapping[str, int]]) -> tuple:
+def _parse_and_restate(program: Any, args: tuple, kwargs: dict, repeated: Optional[Mapping[int, int]]) -> tuple:
     """DaCe's parse of ``program``, its callbacks bound and its nested SDFGs restated for DaCe 2's contract."""
     from orchestra.frontend.symbol_inference import fast_symbol_inference
     from orchestra.pipeline.callback_bindings import CallbackSites, bind_callbacks

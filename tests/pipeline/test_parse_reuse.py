@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -89,17 +90,27 @@ def _generated_code(cache_root: Path) -> dict[str, str]:
 
 def test_a_component_called_from_several_places_is_parsed_once(tmp_path, caplog, monkeypatch):
     expected = _run("Python", tmp_path / "python")
-    handed_over = []
-    exit_table = parse_reuse.ParseReuse.__exit__
+    handed_over, never_used, copies = [], [], []
+    exit_table, copied = parse_reuse.ParseReuse.__exit__, parse_reuse._copied
 
     def record_exit(table, *exc):
         handed_over.append(table.handed_over)
+        never_used.append(len(table._table))
         return exit_table(table, *exc)
 
+    def counted_copy(sdfg):
+        copies.append(type(sdfg).__name__)
+        return copied(sdfg)
+
     monkeypatch.setattr(parse_reuse.ParseReuse, "__exit__", record_exit)
+    monkeypatch.setattr(parse_reuse, "_copied", counted_copy)
     with caplog.at_level(logging.INFO, logger="orchestra"):
         reused = _run("BuildAndRun", tmp_path / "reused")
-    assert handed_over == [1]  # the last site of Shared.__call__ took the pristine parse
+    assert handed_over == [1]  # the last site of self.shared took the pristine parse
+    # sites are counted per object (self.shared: 4; self.other, of the same class: 1, so never copied);
+    # only the wide-array parse was kept for nothing: nothing before the parse can tell it apart
+    assert never_used == [1]
+    assert copies == ["SDFG"] * 3  # self.shared's pristine parse, the copy for its second site, the wide one
     for got, want in zip(reused, expected):
         np.testing.assert_array_equal(got, want)
     parsed_lines = [r.getMessage() for r in caplog.records if "parsed in" in r.getMessage()]
@@ -107,7 +118,8 @@ def test_a_component_called_from_several_places_is_parsed_once(tmp_path, caplog,
     # Stage x2, Shared x3 (first call; other shapes; the other object); Shared reused twice
     assert "5 component parse(s), 2 reused (Shared.__call__ x2)" in parsed_lines[0]
 
-    monkeypatch.setattr(build, "repeated_functions", lambda call_tree: {})  # copy nothing: reuse off
+    monkeypatch.setattr(parse_reuse, "_copied", copied)
+    monkeypatch.setattr(build, "repeated_components", lambda closure: {})  # copy nothing: reuse off
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="orchestra"):
         unreused = _run("BuildAndRun", tmp_path / "unreused")
@@ -154,8 +166,8 @@ def test_the_last_foreseen_site_gets_the_pristine_parse_and_a_later_one_parses_a
         copies.append(list(value))
         return list(value)
 
-    monkeypatch.setattr(parse_reuse.copy, "deepcopy", counted_deepcopy)
-    sites = {parse_reuse.function_name(Shared.__call__): 3}
+    monkeypatch.setattr(parse_reuse, "_copied", counted_deepcopy)
+    sites = {id(owner): 3}
     with parse_reuse.ParseReuse(sites) as reuse:
         got = [reuse.sdfg_of(owner, parse, (), {}) for _ in range(3)]
         assert len(parses) == 1 and got[0] is parses[0]
@@ -167,3 +179,27 @@ def test_the_last_foreseen_site_gets_the_pristine_parse_and_a_later_one_parses_a
         fourth = reuse.sdfg_of(owner, parse, (), {})  # a site the call tree did not foresee
         assert len(parses) == 2 and fourth is parses[1] and fourth == ["sdfg 1"]
     assert reuse.summary() == "2 component parse(s), 2 reused (Shared.__call__ x2)"
+
+
+class _Closure:
+    """What repeated_components reads of a resolved closure: callees by call, and one child closure per site."""
+
+    def __init__(self, *sites: tuple[str, Any, "_Closure"]) -> None:
+        self.closure_sdfgs = {f"c{index}": (call, obj) for index, (call, obj, _child) in enumerate(sites)}
+        self.nested_closures = [(call, child) for call, _obj, child in sites]
+
+
+def test_sites_are_counted_per_object_and_once_below_a_reused_parse():
+    inner, outer, twin_a, twin_b = _Owner(), _Owner(), _Owner(), _Owner()
+
+    def outer_body():  # outer calls inner twice
+        return _Closure(("inner(x)", inner, _Closure()), ("inner(y)", inner, _Closure()))
+
+    top = _Closure(
+        ("outer(a)", outer, outer_body()),
+        ("outer(b)", outer, outer_body()),  # reuses outer's parse: nothing below it is parsed again
+        ("twin_a(a)", twin_a, _Closure()),  # two objects of one class, one site each: nothing to copy
+        ("twin_b(a)", twin_b, _Closure()),
+    )
+    assert parse_reuse.repeated_components(top) == {id(outer): 2, id(inner): 2}
+    assert parse_reuse.repeated_components(None) is None
