@@ -30,28 +30,36 @@ def _program(a: dace.float64[N], b: dace.float64[N], c: dace.float64[N], d: dace
         _cell(c, d, i)
 
 
-def _sdfg() -> dace.SDFG:
-    sdfg = _program.to_sdfg(simplify=False)
+def _sdfg(simplify: bool = False) -> dace.SDFG:
+    sdfg = _program.to_sdfg(simplify=simplify)  # simplified, one state holds several nested SDFGs
     sdfg.name = "inference_symbols_program"
     return sdfg
 
 
-def test_the_same_code_with_fewer_descriptor_walks(monkeypatch):
-    walks = {"n": 0}
-    walk = SDFGState.sdfg_symbols
+def test_the_same_code_with_fewer_descriptor_and_state_walks(monkeypatch):
+    walks, at_states = {"n": 0}, {"n": 0}
+    walk, at_state = SDFGState.sdfg_symbols, SDFGState.symbols_defined_at_state
 
     def counted(self):
         walks["n"] += 1
         return walk(self)
 
+    def counted_at_state(self, **kwargs):
+        at_states["n"] += 1
+        return at_state(self, **kwargs)
+
     monkeypatch.setattr(SDFGState, "sdfg_symbols", counted)
-    plain = [obj.clean_code for obj in codegen.generate_code(_sdfg(), validate=False)]
+    monkeypatch.setattr(SDFGState, "symbols_defined_at_state", counted_at_state)
+    plain = [obj.clean_code for obj in codegen.generate_code(_sdfg(simplify=True), validate=False)]
     by_dace, walks["n"] = walks["n"], 0
+    at_states_by_dace, at_states["n"] = at_states["n"], 0
     with inference_with_symbols_once():
-        once = [obj.clean_code for obj in codegen.generate_code(_sdfg(), validate=False)]
+        once = [obj.clean_code for obj in codegen.generate_code(_sdfg(simplify=True), validate=False)]
     assert once == plain
     assert 0 < walks["n"] < by_dace
+    assert 0 < at_states["n"] < at_states_by_dace
     assert SDFGState.sdfg_symbols is counted and infer_types.infer_connector_types.__module__ == infer_types.__name__
+    assert SDFGState.symbols_defined_at_state is counted_at_state
 
 
 def test_inside_an_inference_a_changed_sdfg_is_walked_again(monkeypatch):
@@ -60,9 +68,11 @@ def test_inside_an_inference_a_changed_sdfg_is_walked_again(monkeypatch):
     widen = infer_types.widen_mapped_symbols
 
     def widening_that_adds_a_symbol(state, node):
-        before = state.sdfg_symbols()
-        state.sdfg.add_symbol(f"added_{len(seen)}", dace.int32)
-        seen.append((f"added_{len(seen)}" in before, f"added_{len(seen)}" in state.sdfg_symbols()))
+        name = f"added_{len(seen)}"
+        before, at_state_before = state.sdfg_symbols(), state.symbols_defined_at_state()
+        state.sdfg.add_symbol(name, dace.int32)
+        seen.append((name in before or name in at_state_before,
+                     name in state.sdfg_symbols() and name in state.symbols_defined_at_state()))
         widen(state, node)
 
     monkeypatch.setattr(infer_types, "widen_mapped_symbols", widening_that_adds_a_symbol)
