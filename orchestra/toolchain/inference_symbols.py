@@ -17,8 +17,9 @@ again. The same holds for the symbols defined at a state
 (``SDFGState.symbols_defined_at_state``, asked by ``symbols_defined_at`` once
 per nested SDFG node: a walk back over the inter-state edges of its region,
 again quadratic where one region holds many states with nested SDFGs; 10% of
-code generation at 324 stencils). Inference only changes connector types and, in widening, a nested
-SDFG's own symbols (then that SDFG's entries are recomputed), so every caller
+code generation at 324 stencils). Inference only changes connector types
+and, in widening, a nested SDFG's own symbols (then that SDFG's entries are
+recomputed), so every caller
 gets what DaCe would have computed: the generated code is the same (compared
 on the benchmark and the dycore). A work-around for DaCe 2.0.0b1; the method
 is restored on leaving.
@@ -48,7 +49,7 @@ def inference_with_symbols_once() -> Iterator[None]:
             yield
             return
         _active[0] = True
-        infer, sdfg_symbols = infer_types.infer_connector_types, SDFGState.sdfg_symbols
+        infer, descriptor_symbols = infer_types.infer_connector_types, SDFGState.sdfg_symbols
         at_state = SDFGState.symbols_defined_at_state
         memo: dict[int, tuple[Any, tuple, dict]] = {}  # id(SDFG) -> (the SDFG, what it had, its symbols)
         state_memo: dict[int, tuple[Any, tuple, dict]] = {}  # id(state) -> (the state, what its SDFG had, ...)
@@ -56,8 +57,8 @@ def inference_with_symbols_once() -> Iterator[None]:
 
         def remembered(self: Any) -> dict:
             if not depth[0]:
-                return sdfg_symbols(self)
-            return _recalled(memo, self.sdfg, lambda: sdfg_symbols(self))
+                return descriptor_symbols(self)
+            return _recalled(memo, self.sdfg, lambda: descriptor_symbols(self))
 
         def remembered_at_state(self: Any, *, sdfg_symbols: Any = None, region_updates: Any = None) -> dict:
             if not depth[0] or sdfg_symbols is not None or region_updates is not None:
