@@ -91,11 +91,11 @@ class ParseReuse:
     def sdfg_of(self, owner: Any, parse: Callable[[], Any], args: tuple, kwargs: dict) -> Any:
         """The SDFG of ``owner`` (an OrchestratedProgram) called with ``args``/``kwargs``:
         parsed by ``parse()``, a copy of an earlier parse, or at the last site that parse itself."""
-        label, program = owner.label, owner.dace_program()
-        self._asked[id(owner)] += 1
+        label, program, component = owner.label, owner.dace_program(), id(owner)
+        self._asked[component] += 1
         try:
             key = (
-                id(owner),
+                component,
                 tuple(describe_argument(a) for a in args),
                 tuple(sorted((name, describe_argument(v)) for name, v in kwargs.items())),
             )
@@ -107,14 +107,14 @@ class ParseReuse:
             for name, value in known.program_state.items():
                 setattr(program, name, value)
             self.reused[label] += 1
-            if self._repeated is not None and self._asked[id(owner)] >= self._repeated.get(id(owner), 0):
+            if self._repeated is not None and self._asked[component] >= self._repeated.get(component, 0):
                 del self._table[key]  # the component's last site: nothing will copy from it again
                 self.handed_over += 1
                 return known.sdfg
             return _copied(known.sdfg)
         sdfg = parse()
         self.parsed[label] += 1
-        if self._repeated is not None and self._repeated.get(id(owner), 0) <= self._asked[id(owner)]:
+        if self._repeated is not None and self._repeated.get(component, 0) <= self._asked[component]:
             return sdfg  # no later site: a pristine copy would never be used
         state = {name: getattr(program, name) for name in _PROGRAM_STATE if hasattr(program, name)}
         self._table[key] = _Parsed(owner, _copied(sdfg), state)

@@ -58,12 +58,12 @@ def inference_with_symbols_once() -> Iterator[None]:
         def remembered(self: Any) -> dict:
             if not depth[0]:
                 return descriptor_symbols(self)
-            return _recalled(memo, self.sdfg, lambda: descriptor_symbols(self))
+            return _recalled(memo, self.sdfg, self.sdfg, lambda: descriptor_symbols(self))
 
         def remembered_at_state(self: Any, *, sdfg_symbols: Any = None, region_updates: Any = None) -> dict:
             if not depth[0] or sdfg_symbols is not None or region_updates is not None:
                 return at_state(self, sdfg_symbols=sdfg_symbols, region_updates=region_updates)
-            return _recalled(state_memo, self, lambda: at_state(self), self.sdfg)
+            return _recalled(state_memo, self, self.sdfg, lambda: at_state(self))
 
         def inferring(sdfg: Any, *args: Any, **kwargs: Any) -> Any:
             depth[0] += 1
@@ -83,10 +83,9 @@ def inference_with_symbols_once() -> Iterator[None]:
             _active[0] = False
 
 
-def _recalled(memo: dict, owner: Any, compute: Any, sdfg: Any = None) -> dict:
-    """A copy of ``compute()`` for ``owner`` (an SDFG or a state), computed again once its SDFG's symbols or
-    number of descriptors changed."""
-    sdfg = owner if sdfg is None else sdfg
+def _recalled(memo: dict, owner: Any, sdfg: Any, compute: Any) -> dict:
+    """A copy of ``compute()`` for ``owner`` (an SDFG or a state), computed again once ``sdfg`` (the SDFG
+    itself, or the state's) changed its symbols or number of descriptors."""
     seen = (tuple(sdfg.symbols.items()), len(sdfg.arrays))
     entry = memo.get(id(owner))
     if entry is None or entry[0] is not owner or entry[1] != seen:
