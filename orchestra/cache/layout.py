@@ -7,6 +7,7 @@
     ROOT/.staging/<key[:20]>--<host>--<pid>--<random>/    a build in progress
     ROOT/.staging/trash--<host>--<pid>--<random>/         a folder being deleted
     ROOT/.locks/<key[:20]>.lock                           the lock of a key
+    ROOT/.objects/<digest[:2]>/<digest>.<content>.o       a compiled file kept for later builds
 
 A staging folder's name says who made it, so ``clean`` can tell a build in
 progress from one whose process died.
@@ -30,6 +31,7 @@ LOADED_FILES = ("build/libdacestub_*.so", "signature.sdfgz", "program.sdfgz")
 LAST_REQUEST_NAME = "last_request.json"
 STAGING_NAME = ".staging"
 LOCKS_NAME = ".locks"
+OBJECTS_NAME = ".objects"
 KEY_PREFIX_LENGTH = 20
 
 KEY_PATTERN = re.compile(r"[0-9a-f]{%d,}" % KEY_PREFIX_LENGTH)

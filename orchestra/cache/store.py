@@ -55,6 +55,7 @@ from orchestra.cache.layout import (
     LOCKS_NAME,
     MANIFEST_NAME,
     MARKER_NAME,
+    OBJECTS_NAME,
     STAGING_NAME,
     checked_key,
     default_cache_root,
@@ -315,14 +316,16 @@ class BuildStore:
                 (entry.path, f"build of {entry.program}", _created_seconds(entry))
                 for entry in self.entries()
             ]
+            candidates += [(path, "compiled object kept for later builds", _mtime(path))
+                           for path in sorted((self.root / OBJECTS_NAME).glob("*/*.o"))]
         removals: list[Removal] = []
         for path, reason, age_reference in candidates:
             too_young = cutoff is not None and age_reference > cutoff
             if too_young or any(removal.path == path for removal in removals):
                 continue
-            removals.append(Removal(path, reason, tree_size(path)))
+            removals.append(Removal(path, reason, tree_size(path) if path.is_dir() else _size(path)))
             if not dry_run:
-                self._discard(path)
+                self._discard(path) if path.is_dir() else path.unlink(missing_ok=True)
         if not dry_run:
             for lock_file in sorted((self.root / LOCKS_NAME).glob("*.lock")):
                 locking.remove_if_free(lock_file)
@@ -414,6 +417,13 @@ def _subfolders(path: Path) -> list[Path]:
         return sorted(child for child in path.iterdir() if child.is_dir())
     except FileNotFoundError:
         return []
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _mtime(path: Path) -> float:

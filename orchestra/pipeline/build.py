@@ -37,6 +37,7 @@ from orchestra.pipeline.lowering_processes import lowering_processes
 from orchestra.pipeline.parse_reuse import repeated_components
 from orchestra.pipeline.request import KeyedRequest
 from orchestra.pipeline.stages import compile_program, optimize, parse
+from orchestra.toolchain.object_cache import objects_kept_in, objects_summary
 
 log = logging.getLogger("orchestra")
 
@@ -80,8 +81,11 @@ def build_and_publish(keyed: KeyedRequest, store: BuildStore, rank: int = 0, pro
             barriers = describe_barriers(callback_barriers(optimized.sdfg))
             if barriers:
                 log.info("[rank %d] %s: %s", rank, request.label, barriers)
-        compiled = compile_program(optimized, staging)
-        log.info("[rank %d] %s: compiled in %.1f s", rank, request.label, compiled.seconds)
+        with objects_kept_in(store.root):  # an edit recompiles only the files whose input changed
+            compiled = compile_program(optimized, staging)
+        objects = objects_summary(staging / "build")
+        log.info("[rank %d] %s: compiled in %.1f s%s", rank, request.label, compiled.seconds,
+                 f" ({objects})" if objects else "")
     _write_warnings(caught, staging, rank, request.label)
     (staging / "memory_report.json").write_text(json.dumps(optimized.memory_report, indent=2))
     log.info("[rank %d] %s: memory: %s", rank, request.label, format_memory_report(optimized.memory_report))

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 
 import pytest
 
@@ -20,6 +18,7 @@ from orchestra.cache.layout import (
     LOCKS_NAME,
     MANIFEST_NAME,
     MARKER_NAME,
+    OBJECTS_NAME,
     STAGING_NAME,
     host_slug,
     program_slug,
@@ -199,6 +198,21 @@ def test_clean_all_and_older_than(store, make_build, example_inputs):
     assert removal.path == entry.path and removal.reason == f"build of {PROGRAM}"
     assert removal.size_bytes > 0
     assert store.entries() == []
+
+
+def test_clean_leaves_kept_objects_unless_asked_for_old_or_all(store):
+    objects = store.root / OBJECTS_NAME / "ab"
+    objects.mkdir(parents=True)
+    old = objects / ("ab" + "1" * 62 + ".0123456789abcdef.o")
+    recent = objects / ("ab" + "2" * 62 + ".fedcba9876543210.o")
+    old.write_bytes(b"old object")
+    recent.write_bytes(b"recent")
+    os.utime(old, (0, 0))
+    assert store.clean() == []
+    [removal] = store.clean(older_than_days=1, stale_only=False)
+    assert removal.path == old and removal.size_bytes == len(b"old object") and not old.exists()
+    [removal] = store.clean(stale_only=False)
+    assert removal.path == recent and not recent.exists()
 
 
 def test_clean_removes_free_lock_files(store, make_build):

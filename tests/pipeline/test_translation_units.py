@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+import shutil
 
 import numpy as np
 import pytest
 
 from orchestra import DaceConfig
 from orchestra.examples.diffusion import DiffusionModel, initial_state
+from orchestra.toolchain.compile_launcher import RECORD_NAME
 from orchestra.toolchain.translation_units import UNITS_VARIABLE, split_code
 
 SHAPE = (14, 13, 5)
@@ -28,7 +30,14 @@ def test_the_example_model_split_in_three_files_equals_one_file_and_python_mode(
     python = _run("Python", tmp_path / "python", monkeypatch, "1")
     one = _run("BuildAndRun", tmp_path / "one", monkeypatch, "1")
     split = _run("BuildAndRun", tmp_path / "split", monkeypatch, "3")
-    for got in (one, split):
+    (first,) = (tmp_path / "split").glob(f"DiffusionModel.__call__/*/build/{RECORD_NAME}")
+    compiled = first.read_text().split()
+    shutil.rmtree(first.parent.parent.parent)  # the build gone, its objects kept: built again, every file reused
+    again = _run("BuildAndRun", tmp_path / "split", monkeypatch, "3")
+    (second,) = (tmp_path / "split").glob(f"DiffusionModel.__call__/*/build/{RECORD_NAME}")
+    for names, outcome in ((compiled, "compiled"), (second.read_text().split(), "reused")):
+        assert names[0::2] == [outcome] * len(names[0::2]) and len(names) >= 2 * 3, names
+    for got in (one, split, again):
         assert all(np.array_equal(a, b) for a, b in zip(got, python))
     (one_file,) = (tmp_path / "one").glob("DiffusionModel.__call__/*/src/cpu/*.cpp")
     files = sorted((tmp_path / "split").glob("DiffusionModel.__call__/*/src/cpu/*.cpp"))
