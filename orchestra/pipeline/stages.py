@@ -312,11 +312,28 @@ def _save_program(sdfg: Any, folder: Path, failed: list) -> None:
     from orchestra.calls.callback_errors import CALLBACK_SITES_FILE, callback_lines
 
     try:
-        sdfg.save(str(folder / PROGRAM_FILE), hash=False, compress=True)
+        _save_sdfg(sdfg, folder / PROGRAM_FILE)
         _save_signature(sdfg, sdfg.name, folder)  # DaCe names the library after the program
         (folder / CALLBACK_SITES_FILE).write_text(json.dumps(callback_lines(sdfg), sort_keys=True))
     except BaseException as error:  # reported by the compiling thread
         failed.append(error)
+
+
+def _save_sdfg(sdfg: Any, path: Path) -> None:
+    """``sdfg.save(path, hash=False, compress=True)``'s file, its JSON text made by the C encoder in one go.
+
+    DaCe's ``save`` streams the JSON with ``json.dump``, which runs Python's
+    pure-Python encoder: 38 s for the 196 MB of the 324-stencil benchmark's
+    program against 7.7 s for ``json.dumps`` (the same text; compared, load 5).
+    ``gzip``'s default level 6 instead of 9: 2.0 s against 3.7 s, 6% larger.
+    """
+    import gzip
+
+    from dace import serialize
+
+    text = serialize.dumps(sdfg.to_json(hash=False))
+    with gzip.open(path, "wt", compresslevel=6) as stream:
+        stream.write(text)
 
 
 #: A stripped SDFG holding only what calling the library needs (see _save_signature).
@@ -362,9 +379,10 @@ def _save_signature(sdfg: Any, name: str, folder: Path) -> None:
     for type; otherwise loaders read the full ``program.sdfgz``.
     """
     stub = _signature_sdfg(sdfg, name)
-    full, short = sdfg.arglist(), stub.arglist()
+    full, short = sdfg.arglist(), stub.arglist()  # the program's: a walk of all of it (15 s at 324 stencils)
     same = list(full) == list(short) and all(full[k].to_json() == short[k].to_json() for k in full)
-    same = same and sdfg.signature_arglist(with_types=True) == stub.signature_arglist(with_types=True)
+    same = same and (sdfg.signature_arglist(with_types=True, arglist=full)
+                     == stub.signature_arglist(with_types=True, arglist=short))
     if same:
         stub.save(str(folder / SIGNATURE_FILE), compress=True)
     else:
