@@ -179,9 +179,11 @@ def log_level() -> str:
 def _check_late_settings() -> None:
     """Settings a build reads only when it compiles, checked when the model is configured, not after its parse."""
     from orchestra.pipeline.validation_beside import forking_allowed
-    from orchestra.toolchain.translation_units import requested_units
+    from orchestra.toolchain.compile_jobs import requested_units
+    from orchestra.toolchain.object_cache import limit_mb
 
     requested_units()  # ORCHESTRA_COMPILE_UNITS
+    limit_mb()  # ORCHESTRA_OBJECT_CACHE_MB
     forking_allowed()  # ORCHESTRA_VALIDATE_BESIDE
 
 

@@ -123,8 +123,9 @@ def _line(phase: str, row: dict[str, Any]) -> str:
     """One phase's row of the table."""
     lowered = f"{row['stencils_lowered_here']}/{row['stencils_parsed']}" if row["stencils_parsed"] else "-"
     other = row["first_call_s"] - sum(row[f"{stage}_s"] for stage in ("parse", "optimize", "compile", "load"))
+    reused = f"{row['files_reused']}/{row['files_compiled']}" if row.get("files_compiled") else "-"
     return (f"{phase:>6} {row['first_call_s']:>8.1f} {row['lowering_s']:>8.1f} {lowered:>9} {row['parse_s']:>7.1f}"
-            f" {row['optimize_s']:>7.1f} {row['compile_s']:>7.1f} {row['load_s']:>6.2f} {other:>6.1f}"
+            f" {row['optimize_s']:>7.1f} {row['compile_s']:>7.1f} {reused:>6} {row['load_s']:>6.2f} {other:>6.1f}"
             f" {row['set_up_s']:>6.1f}"
             f" {row['load_1min_before']:>5.1f}/{row['load_1min_after']:<5.1f}")
 
@@ -143,12 +144,13 @@ def report(result: dict[str, Any]) -> str:
              f"machine: {host['cores']} cores ({host['cores_usable']} usable), "
              f"load (1 min) {host['load_1min_at_start']:.1f} at start, {host['load_1min_now']:.1f} now",
              f"{'phase':>6} {'1st call':>8} {'lowering':>8} {'lowered':>9} {'parse':>7} {'optim.':>7} {'compile':>7}"
-             f" {'load':>6} {'other':>6} {'set-up':>6} {'load avg':>11}",
+             f" {'reused':>6} {'load':>6} {'other':>6} {'set-up':>6} {'load avg':>11}",
              *(_line(phase, row) for phase, row in result["phases"].items())]
     for name, check in result.get("checks", {}).items():
         differing = check["differing"] if isinstance(check, dict) else None
         lines.append(f"check {name}: {_passed(check)}" + (f" (differing: {differing})" if differing else ""))
     lines.append("(seconds; lowering is inside parse; lowered: stencils lowered here / stencil SDFGs the parse made;"
+                 " reused: compiled C++ files reused from earlier builds / files compiled;"
                  " other: the rest of the first call (build key, cache look-up, the run); set-up: import and"
                  " construction; load avg: 1-min before/after the phase's process)")
     return "\n".join(lines)

@@ -8,9 +8,10 @@ files compiled at once (:mod:`orchestra.toolchain.translation_units`).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from orchestra.errors import BuildError, OrchestraError
 
@@ -82,16 +83,32 @@ def compile_code(code_objects: list, folder: Path, program: str, starting: Calla
             started.append(starting())
         compiler.configure_and_compile(program_folder, program)
 
-    files = in_files(code_objects, program)
+    with _compile_jobs():
+        files = in_files(code_objects, program)
+        try:
+            write_and_compile(files)
+        except Exception as error:
+            if files is code_objects:
+                raise
+            log.warning("%s: compiling the program split into %d files failed; compiling it as one file "
+                        "(set %s=1 to skip the split; please report): %s", program,
+                        len(files) - len(code_objects) + 1, "ORCHESTRA_COMPILE_UNITS", str(error)[-2000:])
+            write_and_compile(code_objects)
+
+
+@contextlib.contextmanager
+def _compile_jobs() -> Iterator[None]:
+    """DaCe's ``compiler.build_jobs`` raised to this rank's share of its node's cores while compiling (if more)."""
+    from dace.config import Config
+
+    from orchestra.toolchain.compile_jobs import compile_jobs
+
+    before = Config.get("compiler", "build_jobs")
+    Config.set("compiler", "build_jobs", value=compile_jobs())
     try:
-        write_and_compile(files)
-    except Exception as error:
-        if files is code_objects:
-            raise
-        log.warning("%s: compiling the program split into %d files failed; compiling it as one file "
-                    "(set %s=1 to skip the split; please report): %s", program,
-                    len(files) - len(code_objects) + 1, "ORCHESTRA_COMPILE_UNITS", str(error)[-2000:])
-        write_and_compile(code_objects)
+        yield
+    finally:
+        Config.set("compiler", "build_jobs", value=before)
 
 
 def _vectorize_innermost_loops(sdfg: Any, code_objects: list) -> None:

@@ -23,26 +23,18 @@ entry points (no thread-local scratch planes); a block is moved only without
 it is the body of a pragma, ``if`` or ``else`` on the line before, and never
 out of a map's loops. Anything else keeps one file. A block inside a
 ``#pragma omp parallel`` block takes the variables around it by reference
-(the team shares them). ``ORCHESTRA_COMPILE_UNITS`` bounds the number of
-files: ``1`` (or ``0``) one file; a number, at most that many; unset, one per
-core this process may use, at most DaCe's ``compiler.build_jobs`` (4), and one
-per :data:`LINES_PER_UNIT` lines; where compiled objects are kept between
-builds, up to :data:`REUSED_UNITS` on any number of cores. The build key does
-not depend on it: every split computes the same.
+(the team shares them). How many files: :mod:`orchestra.toolchain.compile_jobs`
+(``ORCHESTRA_COMPILE_UNITS``). The build key does not depend on it: every
+split computes the same.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from typing import Any, Optional
 
-#: Below this many lines of code to compile per file, a program is not split further (unless asked for).
-LINES_PER_UNIT = 10000
-UNITS_VARIABLE = "ORCHESTRA_COMPILE_UNITS"
-#: The most files a program is split into for reusing objects alone (an edit's rebuild compiles about 1 in 3 of them).
-REUSED_UNITS = 8
+from orchestra.toolchain.compile_jobs import default_units, requested_units
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _FUNCTION = re.compile(r"^(?:inline |static |DACE_EXPORTED )*[\w:]+[\s*]+(\w+)\(")
@@ -69,36 +61,6 @@ class _Block:
     cost: int = 0
     parallel: bool = False  # inside an OpenMP parallel construct: locals by reference (threads share them)
     unit: int = 0
-
-
-def requested_units() -> Optional[int]:
-    """``ORCHESTRA_COMPILE_UNITS`` as a number (None when unset: decided by size and cores)."""
-    value = os.environ.get(UNITS_VARIABLE, "").strip()
-    if not value:
-        return None
-    try:
-        return max(1, int(value))
-    except ValueError:
-        from orchestra.errors import ConfigurationError
-
-        raise ConfigurationError(f"{UNITS_VARIABLE}={value!r} is not a number; give the most files the generated "
-                                 "C++ may be split into (1: one file), or unset it") from None
-
-
-def default_units(lines: int) -> int:
-    """Files for ``lines`` of code when not asked: one per usable core, at most DaCe's build jobs, one per LINES_PER_UNIT.
-
-    Where objects are kept between builds (:mod:`orchestra.toolchain.object_cache`), up to
-    :data:`REUSED_UNITS` files even on fewer cores: an edit then recompiles a few of them.
-    """
-    import dace
-
-    from orchestra.distributed.helper_processes import usable_cores
-    from orchestra.toolchain.object_cache import reusing
-
-    jobs = max(1, int(dace.Config.get("compiler", "build_jobs")))
-    by_size = lines // LINES_PER_UNIT
-    return max(1, min(usable_cores(), jobs, by_size), min(REUSED_UNITS, by_size) if reusing() else 1)
 
 
 def split_code_objects(code_objects: list, program: str) -> list:

@@ -9,6 +9,7 @@ for the bitwise checks, and returns what it measured:
 * the stage times orchestra's log lines give (``parsed in``, ``optimized
   in``, ``compiled in``, ``loaded from cache ... in``) and the first-call line;
 * the stage times of the manifests of the builds made (``stage_seconds``);
+* how many of the compiled C++ files were reused from earlier builds;
 * the time spent making the stencils' SDFGs inside the parse
   (``FrozenStencil.__sdfg__``: gt4py's lowering, or reading it from gt4py's
   cache), and the parse's tally of stencils found lowered and lowered here.
@@ -33,6 +34,7 @@ TIMESTEP = 60.0
 _STAGE = re.compile(r": (parsed|optimized|compiled) in ([0-9.]+) s")
 _LOADED = re.compile(r"loaded from cache .* in ([0-9.]+) s")
 _TALLY = re.compile(r"stencils: (\d+) of (\d+) found lowered, (\d+) lowered here")
+_REUSED = re.compile(r"(\d+) of (\d+) file\(s\) reused")
 
 
 class _Recorder(logging.Handler):
@@ -45,6 +47,7 @@ class _Recorder(logging.Handler):
         self.loaded = 0.0
         self.builds = 0
         self.tally = [0, 0, 0]
+        self.files = [0, 0]  # compiled files reused from earlier builds, compiled files
         self.lines: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -56,6 +59,8 @@ class _Recorder(logging.Handler):
             self.loaded += float(seconds)
         for found, total, lowered in _TALLY.findall(message):
             self.tally = [a + int(b) for a, b in zip(self.tally, (found, total, lowered))]
+        for reused, files in _REUSED.findall(message):
+            self.files = [self.files[0] + int(reused), self.files[1] + int(files)]
         if any(word in message for word in ("parsed in", "first call", "built in")):
             self.lines.append(message)
 
@@ -139,6 +144,7 @@ def run_phase(folder: Path, cache: Path, mode: str, outputs: Path) -> dict[str, 
         "mode": mode, "set_up_s": set_up, "first_call_s": first_call, "second_call_s": second_call,
         "lowering_s": sdfgs["seconds"], "stencil_sdfgs": sdfgs["calls"],
         "stencils_found_lowered": found, "stencils_parsed": total, "stencils_lowered_here": lowered,
+        "files_reused": recorder.files[0], "files_compiled": recorder.files[1],
         "parse_s": recorder.stages["parsed"], "optimize_s": recorder.stages["optimized"],
         "compile_s": recorder.stages["compiled"], "load_s": recorder.loaded, "builds": recorder.builds,
         "manifest_stage_seconds": _stage_seconds(manifests), "manifests": len(manifests),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import doctest
 import re
 import shutil
 
@@ -11,7 +12,9 @@ import pytest
 from orchestra import DaceConfig
 from orchestra.examples.diffusion import DiffusionModel, initial_state
 from orchestra.toolchain.compile_launcher import RECORD_NAME
-from orchestra.toolchain.translation_units import UNITS_VARIABLE, split_code
+from orchestra.toolchain import compile_jobs
+from orchestra.toolchain.compile_jobs import UNITS_VARIABLE
+from orchestra.toolchain.translation_units import split_code
 
 SHAPE = (14, 13, 5)
 
@@ -143,3 +146,8 @@ def test_a_block_inside_an_openmp_parallel_block_takes_the_shared_variables_by_r
     main, parts = split_code(_PROGRAM % {"body": body}, "p", 4)
     assert "#pragma omp parallel" in main
     assert "double &x)" in "\n".join(parts) and "__outer" not in "\n".join(parts)
+
+
+def test_a_build_compiles_on_its_share_of_the_node_and_never_fewer_than_dace_asks():
+    result = doctest.testmod(compile_jobs)
+    assert result.failed == 0 and result.attempted == 3

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestra import DaceConfig
 from orchestra.errors import ConfigurationError
 from orchestra.toolchain import compile_launcher
 from orchestra.toolchain.object_cache import LIMIT_VARIABLE, limit_mb, objects_summary
@@ -126,9 +127,11 @@ def test_the_summary_counts_reused_files(tmp_path):
     assert objects_summary(tmp_path) == "2 of 3 file(s) reused from earlier builds"
 
 
-def test_the_limit_is_read_from_the_environment(monkeypatch):
+def test_the_limit_is_read_from_the_environment_and_a_bad_one_refused_when_the_model_is_configured(monkeypatch):
     monkeypatch.setenv(LIMIT_VARIABLE, "0")
     assert limit_mb() == 0
     monkeypatch.setenv(LIMIT_VARIABLE, "lots")
     with pytest.raises(ConfigurationError, match=LIMIT_VARIABLE):
         limit_mb()
+    with pytest.raises(ConfigurationError, match=LIMIT_VARIABLE):
+        DaceConfig(None, backend="dace:cpu", orchestration="BuildAndRun")
