@@ -28,7 +28,7 @@ from orchestra.cache.errors import CacheError
 from orchestra.cache.layout import ENV_VAR
 from orchestra.cache.manifest import describe_inputs
 from orchestra.cache.requests import Request
-from orchestra.cache.store import BuildStore
+from orchestra.cache.store import OBJECT_REMOVAL, BuildStore
 from orchestra.cache.versions import toolchain_versions
 
 _EXIT_ERROR = 2
@@ -290,7 +290,9 @@ def _clean(arguments: argparse.Namespace, out: TextIO) -> int:
     for removal in removals:
         print(f"{verb} {removal.path} ({removal.reason}, {_size(removal.size_bytes)})", file=out)
     total = sum(removal.size_bytes for removal in removals)
-    print(f"{verb} {len(removals)} folder(s), {_size(total)}", file=out)
+    objects = sum(removal.reason == OBJECT_REMOVAL for removal in removals)
+    kept = f" and {objects} compiled object(s)" if objects else ""
+    print(f"{verb} {len(removals) - objects} folder(s){kept}, {_size(total)}", file=out)
     return 0
 
 

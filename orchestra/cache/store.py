@@ -70,6 +70,8 @@ from orchestra.cache.manifest import Manifest, describe_differences
 from orchestra.cache.requests import Asked, Request, read_requests, write_requests
 
 _PUBLISH_ATTEMPTS = 5
+#: The reason :meth:`BuildStore.clean` gives for a compiled object kept for later builds (not a folder).
+OBJECT_REMOVAL = "compiled object kept for later builds"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -316,7 +318,7 @@ class BuildStore:
                 (entry.path, f"build of {entry.program}", _created_seconds(entry))
                 for entry in self.entries()
             ]
-            candidates += [(path, "compiled object kept for later builds", _mtime(path))
+            candidates += [(path, OBJECT_REMOVAL, _mtime(path))
                            for path in sorted((self.root / OBJECTS_NAME).glob("*/*.o"))]
         removals: list[Removal] = []
         for path, reason, age_reference in candidates:

@@ -24,6 +24,7 @@ from orchestra.cache.layout import (
     program_slug,
 )
 from orchestra.cache.requests import Asked
+from orchestra.cache.store import OBJECT_REMOVAL
 
 PROGRAM = "DynamicalCore.__call__"
 
@@ -211,6 +212,7 @@ def test_clean_leaves_kept_objects_unless_asked_for_old_or_all(store):
     assert store.clean() == []
     [removal] = store.clean(older_than_days=1, stale_only=False)
     assert removal.path == old and removal.size_bytes == len(b"old object") and not old.exists()
+    assert removal.reason == OBJECT_REMOVAL
     [removal] = store.clean(stale_only=False)
     assert removal.path == recent and not recent.exists()
 
