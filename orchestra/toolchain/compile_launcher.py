@@ -171,7 +171,7 @@ def _stored(store: str, key: str, owners: set[int]) -> Optional[str]:
     if not (_trusted(store, owners) and _trusted(folder, owners)):
         return None
     for name in sorted(os.listdir(folder)):
-        if not name.startswith(key + "."):
+        if not (name.startswith(key + ".") and name.endswith(".o")):  # not another writer's partial file
             continue
         path = os.path.join(folder, name)
         if _trusted(path, owners) and name == f"{key}.{_file_digest(path)[:16]}.o":
@@ -186,8 +186,11 @@ def _store(store: str, key: str, output: str, limit_mb: int) -> None:
     os.makedirs(folder, exist_ok=True)
     target = os.path.join(folder, f"{key}.{_file_digest(output)[:16]}.o")
     partial = f"{target}.{os.getpid()}.partial"
-    shutil.copyfile(output, partial)
-    os.replace(partial, target)
+    try:
+        shutil.copyfile(output, partial)
+        os.replace(partial, target)
+    finally:
+        _remove(partial)  # gone after the rename; left by a failed copy otherwise
     _trim(store, limit_mb * 1024 * 1024)
 
 

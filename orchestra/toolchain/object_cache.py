@@ -28,6 +28,8 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
+from orchestra.toolchain import compile_launcher
+
 log = logging.getLogger("orchestra")
 
 LIMIT_VARIABLE = "ORCHESTRA_OBJECT_CACHE_MB"
@@ -68,9 +70,7 @@ def launcher_argument(folder: Path, limit: int, owners: set[int]) -> str:
     through one: the single quotes are taken off by the first, the double
     quotes by the second, so CMake gets the list whole.
     """
-    import orchestra.toolchain.compile_launcher as launcher
-
-    items = [sys.executable, "-I", launcher.__file__, "--store", str(folder), "--limit-mb", str(limit),
+    items = [sys.executable, "-I", compile_launcher.__file__, "--store", str(folder), "--limit-mb", str(limit),
              "--owners", ",".join(str(uid) for uid in sorted(owners)), "--"]
     return "'\"-DCMAKE_CXX_COMPILER_LAUNCHER=" + ";".join(items) + "\"'"
 
@@ -90,7 +90,12 @@ def objects_kept_in(cache_root: Path) -> Iterator[bool]:
 
     limit = limit_mb()
     folder = Path(cache_root) / OBJECTS_NAME
-    if limit == 0 or not all(_PLAIN_PATH.fullmatch(str(path)) for path in (folder, sys.executable, _launcher())):
+    paths = (folder, sys.executable, compile_launcher.__file__)
+    quoted = [path for path in paths if not _PLAIN_PATH.fullmatch(str(path))]
+    if limit == 0 or quoted:
+        if quoted:
+            log.info("compiled objects are not reused between builds: %s would need quoting in DaCe's CMake command",
+                     quoted[0])
         yield False
         return
     try:
@@ -110,18 +115,11 @@ def objects_kept_in(cache_root: Path) -> Iterator[bool]:
         Config.set(*_CMAKE_ARGS, value=before)
 
 
-def _launcher() -> str:
-    import orchestra.toolchain.compile_launcher as launcher
-
-    return launcher.__file__
-
-
 def objects_summary(build_folder: Path) -> str:
     """How many of the compiled files were reused (the launcher's record in ``build_folder``); '' if none ran."""
-    from orchestra.toolchain.compile_launcher import RECORD_NAME
-
+    record = Path(build_folder) / compile_launcher.RECORD_NAME
     try:
-        outcomes = [line.split(" ", 1)[0] for line in (Path(build_folder) / RECORD_NAME).read_text().splitlines()]
+        outcomes = [line.split(" ", 1)[0] for line in record.read_text().splitlines()]
     except OSError:
         return ""
     reused = outcomes.count("reused")

@@ -76,6 +76,16 @@ def test_an_object_with_debug_information_names_its_folder_and_is_not_kept(folde
     assert _stored(store) == []
 
 
+def test_another_builders_object_being_written_is_left_alone(folders):
+    store, build = folders
+    assert _compile(build, store, "-DSCALE=2.0") == 0
+    (stored,) = _stored(store)
+    partial = stored.with_name(stored.name + ".4711.partial")
+    partial.write_bytes(b"half an object")
+    assert _compile(build, store, "-DSCALE=2.0") == 0
+    assert _outcomes(build) == ["compiled", "reused"] and partial.exists()
+
+
 def test_a_damaged_object_in_the_store_is_removed_and_the_file_compiled(folders):
     store, build = folders
     assert _compile(build, store, "-DSCALE=2.0") == 0
