@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 import re
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,17 +30,22 @@ def _run(mode: str, cache_root, monkeypatch, units: str) -> tuple[np.ndarray, np
     return np.asarray(q).copy(), np.asarray(total).copy()
 
 
+def _libraries(build: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in build.glob("lib*.so")}
+
+
 def test_the_example_model_split_in_three_files_equals_one_file_and_python_mode(tmp_path, monkeypatch):
     python = _run("Python", tmp_path / "python", monkeypatch, "1")
     one = _run("BuildAndRun", tmp_path / "one", monkeypatch, "1")
     split = _run("BuildAndRun", tmp_path / "split", monkeypatch, "3")
     (first,) = (tmp_path / "split").glob(f"DiffusionModel.__call__/*/build/{RECORD_NAME}")
-    compiled = first.read_text().split()
+    compiled, library = first.read_text().split(), _libraries(first.parent)
     shutil.rmtree(first.parent.parent.parent)  # the build gone, its objects kept: built again, every file reused
     again = _run("BuildAndRun", tmp_path / "split", monkeypatch, "3")
     (second,) = (tmp_path / "split").glob(f"DiffusionModel.__call__/*/build/{RECORD_NAME}")
     for names, outcome in ((compiled, "compiled"), (second.read_text().split(), "reused")):
         assert names[0::2] == [outcome] * len(names[0::2]) and len(names) >= 2 * 3, names
+    assert _libraries(second.parent) == library  # linked from reused objects: the same library, byte for byte
     for got in (one, split, again):
         assert all(np.array_equal(a, b) for a, b in zip(got, python))
     (one_file,) = (tmp_path / "one").glob("DiffusionModel.__call__/*/src/cpu/*.cpp")
