@@ -326,8 +326,12 @@ class BuildStore:
             if too_young or any(removal.path == path for removal in removals):
                 continue
             removals.append(Removal(path, reason, tree_size(path) if path.is_dir() else _size(path)))
-            if not dry_run:
-                self._discard(path) if path.is_dir() else path.unlink(missing_ok=True)
+            if dry_run:
+                continue
+            if path.is_dir():
+                self._discard(path)
+            else:  # a kept compiled object: removing the file is atomic
+                path.unlink(missing_ok=True)
         if not dry_run:
             for lock_file in sorted((self.root / LOCKS_NAME).glob("*.lock")):
                 locking.remove_if_free(lock_file)
