@@ -24,9 +24,13 @@ def _compile(folder: Path, store: Path, *flags: str, limit: int = 100, source: s
     (folder / "unit.cpp").write_text(source)
     command = ["c++", "-O2", "--param", "max-inline-insns-single=2000", *flags, "-DOFFSET=1.0",
                "-MD", "-MT", "unit.o", "-MF", "unit.o.d", "-o", "unit.o", "-c", "unit.cpp"]
-    launcher = [sys.executable, "-I", compile_launcher.__file__, "--store", str(store), "--limit-mb", str(limit),
-                "--owners", str(os.getuid())]
-    return subprocess.run(launcher + ["--", *command], cwd=folder).returncode
+    return subprocess.run(_launcher(store, limit) + command, cwd=folder).returncode
+
+
+def _launcher(store: Path, limit: int = 100) -> list[str]:
+    """The launcher's command line as CMake runs it, up to the compiler."""
+    return [sys.executable, "-I", compile_launcher.__file__, "--store", str(store), "--limit-mb", str(limit),
+            "--owners", str(os.getuid()), "--"]
 
 
 def _outcomes(folder: Path) -> list[str]:
@@ -120,8 +124,7 @@ def test_the_store_keeps_the_most_recently_used_objects_within_its_limit(folders
 def test_what_is_not_a_plain_compile_runs_unchanged(folders):
     store, build = folders
     assert _compile(build, store, "-DSCALE=2.0", "-fPIC") == 0
-    launcher = [sys.executable, "-I", compile_launcher.__file__, "--store", str(store), "--limit-mb", "100",
-                "--owners", str(os.getuid()), "--"]
+    launcher = _launcher(store)
     linked = subprocess.run(launcher + ["c++", "-shared", "-o", "libunit.so", "unit.o"], cwd=build)
     assert linked.returncode == 0 and (build / "libunit.so").exists()
     failing = subprocess.run(launcher + ["c++", "-c", "missing.cpp", "-o", "missing.o"], cwd=build,
