@@ -178,7 +178,7 @@ def log_level() -> str:
 
 def _check_late_settings() -> None:
     """Settings a build reads only when it compiles, checked when the model is configured, not after its parse."""
-    from orchestra.pipeline.validation_beside import forking_allowed
+    from orchestra.pipeline.forked_child import forking_allowed
     from orchestra.toolchain.compile_jobs import requested_units
     from orchestra.toolchain.object_cache import limit_mb
 

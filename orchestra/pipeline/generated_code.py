@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from orchestra.errors import BuildError, OrchestraError
 
@@ -65,8 +65,8 @@ def in_files(code_objects: list, program: str) -> list:
     return split
 
 
-def compile_code(code_objects: list, folder: Path, program: str, starting: Callable[[], None]) -> None:
-    """Write the program's files into ``folder`` and compile them with DaCe's build (``starting`` just before).
+def compile_code(code_objects: list, folder: Path, program: str) -> None:
+    """Write the program's files into ``folder`` and compile them with DaCe's build.
 
     The program is split into several files where it can be (:func:`in_files`);
     if the split program does not compile, it is compiled again as DaCe wrote it,
@@ -74,13 +74,9 @@ def compile_code(code_objects: list, folder: Path, program: str, starting: Calla
     """
     from dace.codegen import compiler
 
-    started = []
-
     def write_and_compile(objects: list) -> None:
         program_folder = compiler.generate_program_folder(None, objects, str(folder))
         write_hash_header(program, objects, folder)
-        if not started:  # once, whichever attempt gets this far first
-            started.append(starting())
         compiler.configure_and_compile(program_folder, program)
 
     with _compile_jobs():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import time
 import warnings
@@ -13,6 +12,7 @@ from typing import Any, Mapping, Optional
 from orchestra.errors import BuildError, OrchestraError
 from orchestra.pipeline.generated_code import compile_code, generate_code
 from orchestra.pipeline.open_libraries import library_to_open, opened
+from orchestra.pipeline.saved_program import PROGRAM_FILE, SIGNATURE_FILE, PendingSave, save_signature
 from orchestra.pipeline.validation_beside import PendingValidation, validate_beside
 from orchestra.passes.cpu import DEFAULT_CPU_PASSES, UNFUSED_CPU_PASSES, check_cpu_passes
 from orchestra.passes.debug import DebugChecks
@@ -257,39 +257,34 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
     serializes the whole program to JSON twice, once for a hash written into
     ``include/hash.h`` (only a label in instrumentation reports) and once for
     ``program.sdfgz``. Here the label is the sha256 of the generated code,
-    and ``program.sdfgz`` and the signature (:func:`_save_signature`) are
-    written by a thread while CMake and the compiler run in their own
-    processes; nothing changes the SDFG meanwhile.
+    and ``program.sdfgz`` and the signature are written by a forked child
+    from the point where code generation has fixed the program
+    (:mod:`orchestra.pipeline.saved_program`).
     """
-    import threading
-
     start = time.perf_counter()
     sdfg = optimized.sdfg
     sdfg.build_folder = str(folder)
-    saved: list[BaseException] = []
-
-    saver = threading.Thread(target=_save_program, args=(sdfg, folder, saved), name="orchestra-save-program")
+    index, name = 0, sdfg.name
+    while sdfg.is_loaded():  # as DaCe does: a loaded library of that name in this process
+        sdfg.name, index = f"{name}_{index}", index + 1
+    saving = PendingSave(sdfg, folder)
     try:
-        index, name = 0, sdfg.name
-        while sdfg.is_loaded():  # as DaCe does: a loaded library of that name in this process
-            sdfg.name, index = f"{name}_{index}", index + 1
         sdfg.fill_scope_connectors()
         try:
-            code_objects = generate_code(sdfg, folder, optimized.simd_innermost_loops)
+            with saving.when_frozen():
+                code_objects = generate_code(sdfg, folder, optimized.simd_innermost_loops)
         except Exception:  # an invalid program is reported as such, also where its code generation failed
             _validated(optimized)
             raise  # (an interrupt is not held up: the child is stopped when its validation is dropped)
         _validated(optimized)
-        compile_code(code_objects, folder, sdfg.name, starting=saver.start)
+        compile_code(code_objects, folder, sdfg.name)
+        saving.wait()
     except BuildError:
         raise
     except Exception as error:
         raise BuildError(f"compiling {sdfg.name} in {folder} failed: {error}") from error
     finally:
-        if saver.is_alive():
-            saver.join()
-    if saved:
-        raise BuildError(f"saving the program and its signature in {folder} failed: {saved[0]}") from saved[0]
+        saving.abandon()
     libraries = [
         path for path in (folder / "build").glob("lib*.so") if not path.name.startswith("libdacestub")
     ]
@@ -297,7 +292,7 @@ def compile_program(optimized: OptimizedProgram, folder: Path) -> CompiledProgra
         raise BuildError(f"expected one shared library in {folder / 'build'}, found {libraries}")
     library_name = libraries[0].name[len("lib") : -len(".so")]
     if library_name != sdfg.name:  # not what DaCe does; the signature must carry the library's name
-        _save_signature(sdfg, library_name, folder)
+        save_signature(sdfg, library_name, folder)
     return CompiledProgram(folder, libraries[0], library_name, time.perf_counter() - start)
 
 
@@ -307,93 +302,11 @@ def _validated(optimized: OptimizedProgram) -> None:
         optimized.validation.verdict()
 
 
-def _save_program(sdfg: Any, folder: Path, failed: list) -> None:
-    """Save the program, its signature and its callback sites (a thread beside the compiler)."""
-    from orchestra.calls.callback_errors import CALLBACK_SITES_FILE, callback_lines
-
-    try:
-        _save_sdfg(sdfg, folder / PROGRAM_FILE)
-        _save_signature(sdfg, sdfg.name, folder)  # DaCe names the library after the program
-        (folder / CALLBACK_SITES_FILE).write_text(json.dumps(callback_lines(sdfg), sort_keys=True))
-    except BaseException as error:  # reported by the compiling thread
-        failed.append(error)
-
-
-def _save_sdfg(sdfg: Any, path: Path) -> None:
-    """``sdfg.save(path, hash=False, compress=True)``'s file, its JSON text made by the C encoder in one go.
-
-    DaCe's ``save`` streams the JSON with ``json.dump``, which runs Python's
-    pure-Python encoder: 38 s for the 196 MB of the 324-stencil benchmark's
-    program against 7.7 s for ``json.dumps`` (the same text; compared, load 5).
-    ``gzip``'s default level 6 instead of 9: 2.0 s against 3.7 s, 6% larger.
-    """
-    import gzip
-
-    from dace import serialize
-
-    text = serialize.dumps(sdfg.to_json(hash=False))
-    with gzip.open(path, "wt", compresslevel=6) as stream:
-        stream.write(text)
-
-
-#: A stripped SDFG holding only what calling the library needs (see _save_signature).
-SIGNATURE_FILE = "signature.sdfgz"
-#: The whole optimized program, as built.
-PROGRAM_FILE = "program.sdfgz"
-
-
-def _signature_sdfg(sdfg: Any, name: str) -> Any:
-    """The program's calling interface as an SDFG without its body."""
-    import copy
-
-    import dace
-
-    stub = dace.SDFG(name)
-    for data_name, desc in sdfg.arrays.items():
-        if not desc.transient:
-            stub.add_datadesc(data_name, copy.deepcopy(desc))
-    for symbol in sdfg.free_symbols:
-        stub.add_symbol(symbol, sdfg.symbols[symbol])
-    stub.constants_prop = copy.deepcopy(sdfg.constants_prop)
-    stub.callback_mapping = dict(sdfg.callback_mapping)
-    stub.arg_names = list(sdfg.arg_names)
-    body = stub.add_state("body_in_library")
-    used = sorted(sdfg.used_symbols(all_symbols=False))
-    if used:  # arglist() counts symbols the graph uses (callbacks are symbols too)
-        end = stub.add_state("end")
-        assignments = {f"__orchestra_use_{i}": symbol for i, symbol in enumerate(used)}
-        stub.add_edge(body, end, dace.InterstateEdge(assignments=assignments))
-    return stub
-
-
-def _save_signature(sdfg: Any, name: str, folder: Path) -> None:
-    """Save the signature SDFG next to the library, if it gives the same C signature.
-
-    (The callback sites, where each callback is called, are saved beside it
-    by :func:`_save_program`: the signature has no body to find them in.)
-
-    Loading deserializes the SDFG; the whole program takes seconds per rank
-    (a 300 KB model took 3 s alone, 24 s with 6 ranks loading at once on 2
-    cores). The calling interface is all a loader needs. It is saved only
-    if its argument list equals the full program's, name for name and type
-    for type; otherwise loaders read the full ``program.sdfgz``.
-    """
-    stub = _signature_sdfg(sdfg, name)
-    full, short = sdfg.arglist(), stub.arglist()  # the program's: a walk of all of it (15 s at 324 stencils)
-    same = list(full) == list(short) and all(full[k].to_json() == short[k].to_json() for k in full)
-    same = same and (sdfg.signature_arglist(with_types=True, arglist=full)
-                     == stub.signature_arglist(with_types=True, arglist=short))
-    if same:
-        stub.save(str(folder / SIGNATURE_FILE), compress=True)
-    else:
-        log.info("%s: loaders will read the full program (signature differs from its stub)", name)
-
-
 def load(folder: Path) -> LoadedProgram:
     """[build folder] -> a callable CompiledSDFG in this process.
 
     Reads the small signature SDFG when the build has one (see
-    :func:`_save_signature`), the full program otherwise. A library this
+    :func:`~orchestra.pipeline.saved_program.save_signature`), the full program otherwise. A library this
     process already has open is opened from a private copy
     (:mod:`orchestra.pipeline.open_libraries`), so the build is never written to.
     """

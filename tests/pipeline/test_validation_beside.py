@@ -17,7 +17,7 @@ import dace
 import pytest
 
 from orchestra.errors import BuildError
-from orchestra.pipeline import validation_beside
+from orchestra.pipeline import forked_child, validation_beside
 from orchestra.pipeline.validation_beside import validate_beside, validate_in_place
 
 
@@ -76,7 +76,7 @@ class _Program:
 
 
 def test_a_stalled_child_is_killed_and_the_build_fails_saying_how_to_validate_in_place(monkeypatch):
-    monkeypatch.setattr(validation_beside, "STALLED_SECONDS", 2.0)
+    monkeypatch.setattr(forked_child, "STALLED_SECONDS", 2.0)
     program = _Program(lambda: time.sleep(600))  # asleep: its CPU time stops, as on a lock held at the fork
     start = time.monotonic()
     pending = validate_beside(program, "stalled")
@@ -89,7 +89,7 @@ def test_a_stalled_child_is_killed_and_the_build_fails_saying_how_to_validate_in
 
 
 def test_a_busy_child_is_waited_for_however_long_it_takes(monkeypatch):
-    monkeypatch.setattr(validation_beside, "STALLED_SECONDS", 1.0)
+    monkeypatch.setattr(forked_child, "STALLED_SECONDS", 1.0)
 
     def busy() -> None:
         end = time.monotonic() + 3.0
