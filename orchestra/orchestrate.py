@@ -42,6 +42,7 @@ from orchestra.config import DaceConfig, ensure_log_handler
 from orchestra.distributed.coordinator import BuildCoordinator, mpi_comm_or_none
 from orchestra.distributed.threads import settle_threads
 from orchestra.errors import OrchestraError, as_one_message
+from orchestra.key.call_tree import PROGRAMS_ATTRIBUTE
 from orchestra.key.folded_values import FoldedValues
 from orchestra.observe import first_call_report, kernel_profile
 from orchestra.observe.replay.record import RecordPlan
@@ -349,7 +350,7 @@ def _patched_class(cls: type) -> type:
     if cls not in _PATCHED_CLASSES:
 
         def program_of(self: Any) -> OrchestratedProgram:
-            return self.__dict__["__orchestra_programs__"]["__call__"]
+            return self.__dict__[PROGRAMS_ATTRIBUTE]["__call__"]
 
         namespace = {
             "__orchestra_patched__": True,
@@ -405,7 +406,7 @@ def orchestrate(
     function = getattr(cls, method_to_orchestrate, None)
     if function is None or not callable(function):
         raise AttributeError(f"{cls.__name__} has no method {method_to_orchestrate!r} to orchestrate")
-    programs = obj.__dict__.setdefault("__orchestra_programs__", {})
+    programs = obj.__dict__.setdefault(PROGRAMS_ATTRIBUTE, {})
     if method_to_orchestrate in programs:
         return
     if getattr(cls, "__orchestra_patched__", False):

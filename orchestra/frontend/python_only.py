@@ -34,7 +34,7 @@ from typing import Any
 
 from orchestra.calls.arguments import is_folded_object
 from orchestra.errors import BuildError
-from orchestra.key.call_tree import LIBRARIES
+from orchestra.key.call_tree import LIBRARIES, PROGRAMS_ATTRIBUTE
 from orchestra.frontend.scope import MISSING, ParseScope, root_name
 
 _CALLBACK_FIX = ("move it into a function decorated with orchestra.dace_inhibitor, which stays in Python "
@@ -109,7 +109,7 @@ def _is_model_object(value: Any) -> bool:
     """An instance of a model class with a ``__call__`` of its own that DaCe would parse as a plain function."""
     if isinstance(value, (type, types.FunctionType, types.MethodType, types.BuiltinFunctionType)) or not callable(value):
         return False
-    if hasattr(value, "__sdfg__") or "__orchestra_programs__" in getattr(value, "__dict__", {}):
+    if hasattr(value, "__sdfg__") or PROGRAMS_ATTRIBUTE in getattr(value, "__dict__", {}):
         return False
     call = getattr(type(value), "__call__", None)
     if not isinstance(call, types.FunctionType) or getattr(call, "__orchestra_callback__", False):

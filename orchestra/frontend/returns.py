@@ -31,6 +31,7 @@ import types
 from typing import Any, Optional
 
 from orchestra.key.array_like import is_array_like
+from orchestra.key.call_tree import orchestrated_call
 from orchestra.frontend.callbacks import callback_function
 from orchestra.frontend.scope import (
     MISSING,
@@ -78,9 +79,9 @@ def returns_tuple(function: types.FunctionType) -> bool:
 
 def _callee_function(callee: Any, func: ast.expr) -> Optional[tuple[types.FunctionType, Optional[ast.expr]]]:
     """The Python function a call runs and the expression of its ``self`` (None for a free function)."""
-    programs = getattr(callee, "__dict__", {}).get("__orchestra_programs__")
-    if programs and "__call__" in programs:  # an orchestrated component called as ``self.inner(...)``
-        return programs["__call__"].function, func
+    program = orchestrated_call(callee)
+    if program is not None:  # an orchestrated component called as ``self.inner(...)``
+        return program.function, func
     if hasattr(callee, "dace_program") and isinstance(getattr(callee, "function", None), types.FunctionType):
         owner = func.value if isinstance(func, ast.Attribute) else None
         if getattr(callee, "method_object", None) is not None:

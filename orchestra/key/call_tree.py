@@ -229,11 +229,25 @@ _LIBRARY_PATHS = tuple(
 )
 
 
+#: The attribute of a model object where :func:`orchestra.orchestrate` keeps its programs, by method name.
+PROGRAMS_ATTRIBUTE = "__orchestra_programs__"
+
+
+def orchestrated_methods(obj: Any) -> dict[str, Any]:
+    """Method name -> OrchestratedProgram of ``obj``'s orchestrated methods (empty: none)."""
+    return getattr(obj, "__dict__", {}).get(PROGRAMS_ATTRIBUTE) or {}
+
+
+def orchestrated_call(obj: Any) -> Optional[Any]:
+    """The OrchestratedProgram that runs ``obj(...)`` when ``obj.__call__`` is orchestrated, else None."""
+    return orchestrated_methods(obj).get("__call__")
+
+
 def callee_function(obj: Any) -> Optional[Callable]:
     """The Python function behind an SDFG-convertible callee, if it has one."""
-    programs = getattr(obj, "__dict__", {}).get("__orchestra_programs__")
-    if programs and "__call__" in programs:
-        return programs["__call__"].function
+    program = orchestrated_call(obj)
+    if program is not None:
+        return program.function
     function = getattr(obj, "function", None) or getattr(obj, "f", None)
     return function if callable(function) else None
 

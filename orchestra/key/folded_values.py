@@ -32,6 +32,7 @@ import inspect
 import operator
 from typing import Any, Callable, Optional
 
+from orchestra.key.call_tree import orchestrated_call
 from orchestra.key.expression_reader import ATTRIBUTE_CHAIN, expression_reader, subscript_of
 
 
@@ -244,9 +245,9 @@ def _program_of(obj: Any) -> Optional[Any]:
     """The DaceProgram behind a callee of the call tree (an orchestrated component, a parsed method)."""
     if obj is None:
         return None
-    programs = getattr(obj, "__dict__", {}).get("__orchestra_programs__")
-    if programs and "__call__" in programs:
-        obj = programs["__call__"]
+    program = orchestrated_call(obj)
+    if program is not None:
+        obj = program
     if hasattr(obj, "dace_program"):
         return obj.dace_program()
     if hasattr(obj, "f") and hasattr(obj, "global_vars"):

@@ -36,6 +36,7 @@ from collections import Counter
 from typing import Any, Callable, Mapping, Optional
 
 from orchestra.key.argument_descriptions import Undescribable, describe_argument
+from orchestra.key.call_tree import orchestrated_call, orchestrated_methods
 
 #: The reuse table of the parse running in this context (None outside a build's parse).
 _ACTIVE: contextvars.ContextVar[Optional[ParseReuse]] = contextvars.ContextVar("orchestra_parse_reuse", default=None)
@@ -166,9 +167,8 @@ def repeated_components(closure: Any) -> Optional[dict[int, int]]:
 
 def _orchestrated_program(obj: Any) -> Any:
     """The OrchestratedProgram a callee in the closure tree runs, or None when it is no orchestrated component."""
-    programs = getattr(obj, "__dict__", {}).get("__orchestra_programs__")
-    if programs is not None:
-        return programs.get("__call__")
+    if orchestrated_methods(obj):
+        return orchestrated_call(obj)
     if callable(getattr(obj, "dace_program", None)) and hasattr(obj, "label"):
         return obj
     return None

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional
 import numpy as np
 
 from orchestra.config import ensure_log_handler
+from orchestra.key.call_tree import PROGRAMS_ATTRIBUTE, orchestrated_methods
 from orchestra.pipeline.restore_on_miss import restoring_on_miss
 from orchestra.stencils.python_body import reset_body_config, set_body_config
 
@@ -180,7 +181,7 @@ _PER_NODE_INPUTS = frozenset({"call_tree", "source"})
 
 
 def _orchestrated(value: Any) -> bool:
-    return "__orchestra_programs__" in getattr(value, "__dict__", {})
+    return PROGRAMS_ATTRIBUTE in getattr(value, "__dict__", {})
 
 
 def named_component_below(obj: Any, names: tuple[str, ...], above: tuple[Any, ...] = ()) -> Optional[str]:
@@ -233,7 +234,7 @@ def orchestrated_classes(obj: Any) -> dict[str, set[str]]:
 
     classes: dict[str, set[str]] = {}
     for _where, item in _components_below(obj):
-        for program in item.__dict__["__orchestra_programs__"].values():
+        for program in orchestrated_methods(item).values():
             classes.setdefault(function_name(program.function), set()).add(type(item).__name__)
     return classes
 
