@@ -25,13 +25,16 @@ where code generation never reaches it, after code generation.
 from __future__ import annotations
 
 import contextlib
+import copy
+import gzip
 import json
 import logging
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
+from orchestra.calls.callback_errors import CALLBACK_SITES_FILE, callback_lines
 from orchestra.errors import BuildError
-from orchestra.pipeline.forked_child import ForkedChild, fork_work, forking_allowed
+from orchestra.pipeline.forked_child import VARIABLE, ForkedChild, fork_work, forking_allowed
 
 log = logging.getLogger("orchestra")
 
@@ -87,7 +90,10 @@ class PendingSave:
         if self._child is not None:
             message, lost = self._child.outcome()
             self._child = None
-            self._failure = message if message is not None else (lost or None)
+            if lost:  # (a lock another thread held at the fork, or want of memory)
+                message = (f"the forked process saving it was lost: {lost}; build again, or with {VARIABLE}=0 "
+                           "to save in place")
+            self._failure = message
         if self._failure is not None:
             raise BuildError(f"saving the program and its signature in {self._folder} failed: {self._failure}")
 
@@ -99,9 +105,11 @@ class PendingSave:
 
 
 def save_program(sdfg: Any, folder: Path) -> None:
-    """Save the program, its signature and its callback sites into ``folder``."""
-    from orchestra.calls.callback_errors import CALLBACK_SITES_FILE, callback_lines
+    """Save the program, its signature and its callback sites into ``folder``.
 
+    What it needs is imported with this module, not in a forked child: an
+    import lock another thread held at the fork would never be released there.
+    """
     folder.mkdir(parents=True, exist_ok=True)  # (before code generation's files are written into it)
     save_sdfg(sdfg, folder / PROGRAM_FILE)
     save_signature(sdfg, sdfg.name, folder)  # DaCe names the library after the program
@@ -116,9 +124,7 @@ def save_sdfg(sdfg: Any, path: Path) -> None:
     program against 7.7 s for ``json.dumps`` (the same text; compared, load 5).
     ``gzip``'s default level 6 instead of 9: 2.0 s against 3.7 s, 6% larger.
     """
-    import gzip
-
-    from dace import serialize
+    from dace import serialize  # (imported by the time a program is saved: code generation is DaCe's)
 
     text = serialize.dumps(sdfg.to_json(hash=False))
     with gzip.open(path, "wt", compresslevel=6) as stream:
@@ -127,8 +133,6 @@ def save_sdfg(sdfg: Any, path: Path) -> None:
 
 def signature_sdfg(sdfg: Any, name: str) -> Any:
     """The program's calling interface as an SDFG without its body."""
-    import copy
-
     import dace
 
     stub = dace.SDFG(name)

@@ -109,3 +109,14 @@ def test_a_save_code_generation_never_started_is_done_when_waited_for(tmp_path):
     pending.wait()
     assert dace.SDFG.from_file(str(tmp_path / PROGRAM_FILE)).name == sdfg.name
     pending.abandon()  # nothing left to stop
+
+
+def test_a_save_whose_process_is_killed_fails_the_build_saying_how_to_save_in_place(tmp_path, monkeypatch):
+    import signal
+
+    def save_program(sdfg, folder) -> None:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's OOM killer would
+
+    monkeypatch.setattr(saved_program, "save_program", save_program)
+    with pytest.raises(BuildError, match=f"killed by signal {int(signal.SIGKILL)}.*{VARIABLE}=0 to save in place"):
+        stages.compile_program(stages.OptimizedProgram(_axpy.to_sdfg(), {}, 0.0), tmp_path / "build")
