@@ -29,12 +29,14 @@ import copy
 import gzip
 import json
 import logging
+import threading
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from orchestra.calls.callback_errors import CALLBACK_SITES_FILE, callback_lines
 from orchestra.errors import BuildError
 from orchestra.pipeline.forked_child import VARIABLE, ForkedChild, fork_work, forking_allowed
+from orchestra.toolchain.stand_in import standing_in
 
 log = logging.getLogger("orchestra")
 
@@ -42,6 +44,8 @@ log = logging.getLogger("orchestra")
 SIGNATURE_FILE = "signature.sdfgz"
 #: The whole optimized program, as built.
 PROGRAM_FILE = "program.sdfgz"
+
+_lock = threading.RLock()  # one build's code generation at a time replaces DaCe's frame generator
 
 
 class PendingSave:
@@ -58,18 +62,16 @@ class PendingSave:
         """Within: DaCe's frame generator, called on the whole program, starts the save first."""
         from dace.codegen.targets.framecode import DaCeCodeGenerator
 
-        generate = DaCeCodeGenerator.generate_code
+        with _lock:
+            generate = DaCeCodeGenerator.generate_code
 
-        def generate_code(frame: Any, sdfg: Any, *args: Any, **kwargs: Any) -> Any:
-            if sdfg is self._sdfg:
-                self.start()
-            return generate(frame, sdfg, *args, **kwargs)
+            def generate_code(frame: Any, sdfg: Any, *args: Any, **kwargs: Any) -> Any:
+                if sdfg is self._sdfg:
+                    self.start()
+                return generate(frame, sdfg, *args, **kwargs)
 
-        DaCeCodeGenerator.generate_code = generate_code
-        try:
-            yield
-        finally:
-            DaCeCodeGenerator.generate_code = generate
+            with standing_in(DaCeCodeGenerator, {"generate_code": generate_code}):
+                yield
 
     def start(self) -> None:
         """Save now (once): in a forked child where forking is allowed, here otherwise."""
