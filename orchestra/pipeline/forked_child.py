@@ -51,7 +51,11 @@ class ForkedChild:
         """Wait for the child (once): (the work's error message or None, why no report came or "")."""
         if self._reading is None:
             raise RuntimeError(f"the outcome of child {self.pid} was taken already")
-        report, lost = self._report()
+        try:
+            report, lost = self._report()
+        except BaseException:  # an interrupt while waiting: the child is not left running
+            _kill(self.pid)
+            raise
         if lost:
             return None, lost
         return (None if report[:1] == _DONE else report[1:].decode(errors="replace")), ""
