@@ -34,8 +34,6 @@ from typing import Any, Optional
 from orchestra.errors import BuildError
 from orchestra.pipeline.forked_child import VARIABLE, ForkedChild, fork_work, forking_allowed
 
-__all__ = ["VARIABLE", "PendingValidation", "forking_allowed", "validate_beside", "validate_in_place"]
-
 
 class PendingValidation:
     """A program's validation under way in a child process (or already done in place).

@@ -17,7 +17,7 @@ import dace
 import pytest
 
 from orchestra.errors import BuildError
-from orchestra.pipeline import forked_child, validation_beside
+from orchestra.pipeline import forked_child
 from orchestra.pipeline.validation_beside import validate_beside, validate_in_place
 
 
@@ -116,7 +116,7 @@ def test_an_error_whose_message_reads_like_the_valid_report_is_still_an_error():
 
 
 def test_switched_off_nothing_is_forked(monkeypatch):
-    monkeypatch.setenv(validation_beside.VARIABLE, "0")
+    monkeypatch.setenv(forked_child.VARIABLE, "0")
     program = _Program(lambda: None)
     pending = validate_beside(program, "here")
     assert pending.child is None and program.validated_here == 1
@@ -127,7 +127,7 @@ def test_switched_off_nothing_is_forked(monkeypatch):
 def test_a_meaningless_setting_is_one_clear_error(monkeypatch):
     from orchestra.errors import ConfigurationError
 
-    monkeypatch.setenv(validation_beside.VARIABLE, "sometimes")
+    monkeypatch.setenv(forked_child.VARIABLE, "sometimes")
     with pytest.raises(ConfigurationError, match="ORCHESTRA_VALIDATE_BESIDE='sometimes': give 1 .* or 0"):
         validate_beside(_valid_sdfg(), "double")
 
