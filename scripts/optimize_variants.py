@@ -14,7 +14,10 @@ labels to alternate them):
   change (without :mod:`orchestra.passes.deferred_cfg_list`);
 * ``whole_copies``: the region split copies each map's nested SDFG whole and
   then drops its dead branches (without
-  :func:`orchestra.passes.cpu.regions.dead_branches_hidden`).
+  :func:`orchestra.passes.cpu.regions.dead_branches_hidden`);
+* ``walked_folds``: DaCe's ``fold_symbol_mapping`` walks every nested SDFG it
+  integrates (without
+  :func:`orchestra.toolchain.symbol_folding.folding_only_where_possible`).
 
 Prints each run's time, how often DaCe's ``reset_cfg_list`` ran, the load, and
 whether the optimized programs are equal (their JSON, ids aside). Default
@@ -30,13 +33,14 @@ import sys
 import time
 from typing import Any
 
-VARIANTS = ("orchestra", "eager_renumbering", "whole_copies")
+VARIANTS = ("orchestra", "eager_renumbering", "whole_copies", "walked_folds")
 
 
 def _variant(label: str) -> Any:
     """Stand-ins that make orchestra's optimize stage run as ``label`` says (the module docstring)."""
     from orchestra.passes import deferred_cfg_list
     from orchestra.passes.cpu import regions
+    from orchestra.toolchain import symbol_folding
     from orchestra.toolchain.stand_in import standing_in
 
     unchanged = lambda *args: contextlib.nullcontext()  # noqa: E731
@@ -44,6 +48,8 @@ def _variant(label: str) -> Any:
         return standing_in(deferred_cfg_list, {"deferred_cfg_lists": unchanged})
     if label == "whole_copies":
         return standing_in(regions, {"dead_branches_hidden": unchanged})
+    if label == "walked_folds":
+        return standing_in(symbol_folding, {"folding_only_where_possible": unchanged})
     return contextlib.nullcontext()
 
 

@@ -31,11 +31,13 @@ def simplify(sdfg: Any, skip: Optional[Iterable[str]] = None) -> None:
 
     from orchestra.passes.deferred_cfg_list import deferred_cfg_lists
     from orchestra.passes.fusion_hazards import ordered_state_fusion
+    from orchestra.toolchain.symbol_folding import folding_only_where_possible
 
     skip = SIMPLIFY_SKIP if skip is None else skip
     # ordered: DaCe's FuseStates could leave a write-after-read unordered; deferred: each inlined
-    # nested SDFG renumbered the whole program's regions (quadratic, see deferred_cfg_list)
-    with ordered_state_fusion(), deferred_cfg_lists(sdfg):
+    # nested SDFG renumbered the whole program's regions (quadratic, see deferred_cfg_list); folding:
+    # each inlined SDFG's nested SDFGs are integrated again, and walked only where a symbol may fold
+    with ordered_state_fusion(), deferred_cfg_lists(sdfg), folding_only_where_possible():
         SimplifyPass(validate=False, validate_all=False, skip=set(skip), verbose=False).apply_pass(sdfg, {})
 
 
