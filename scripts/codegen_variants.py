@@ -11,7 +11,8 @@ Usage::
 * ``dace``: as DaCe does it alone;
 * ``inference``: inside :func:`orchestra.toolchain.inference_symbols.inference_with_symbols_once`;
 * ``raising``: inside :func:`orchestra.toolchain.control_flow_raising.raising_only_where_possible`;
-* ``orchestra``: inside both, as a build does.
+* ``sharing``: inside :func:`orchestra.toolchain.function_sharing.hashing_only_where_shared`;
+* ``orchestra``: inside all three, as a build does.
 
 Prints each time with the load, and whether every label generated the same
 code. Default labels: ``orchestra dace``; repeat labels to alternate them.
@@ -27,10 +28,12 @@ import time
 
 def _contexts(label: str) -> list:
     from orchestra.toolchain.control_flow_raising import raising_only_where_possible
+    from orchestra.toolchain.function_sharing import hashing_only_where_shared
     from orchestra.toolchain.inference_symbols import inference_with_symbols_once
 
     chosen = {"dace": [], "inference": [inference_with_symbols_once], "raising": [raising_only_where_possible],
-              "orchestra": [inference_with_symbols_once, raising_only_where_possible]}
+              "sharing": [hashing_only_where_shared],
+              "orchestra": [inference_with_symbols_once, raising_only_where_possible, hashing_only_where_shared]}
     if label not in chosen:
         sys.exit(f"unknown label {label!r}: one of {', '.join(chosen)}")
     return [make() for make in chosen[label]]

@@ -26,11 +26,13 @@ def generate_code(sdfg: Any, folder: Path, simd_innermost_loops: bool) -> list:
 
     from orchestra.passes.fusion.plane_allocation import allocate_in_code_objects
     from orchestra.toolchain.control_flow_raising import raising_only_where_possible
+    from orchestra.toolchain.function_sharing import hashing_only_where_shared
     from orchestra.toolchain.inference_symbols import inference_with_symbols_once
 
     try:
-        # DaCe's descriptor walk once per SDFG, not per nested SDFG node; no control-flow raising where none can be
-        with inference_with_symbols_once(), raising_only_where_possible():
+        # DaCe's descriptor walk once per SDFG, not per nested SDFG node; no control-flow raising where none can be;
+        # only nested SDFGs that may equal another hashed in the search for functions to share
+        with inference_with_symbols_once(), raising_only_where_possible(), hashing_only_where_shared():
             code_objects = codegen.generate_code(sdfg, validate=False)
         if simd_innermost_loops:
             _vectorize_innermost_loops(sdfg, code_objects)

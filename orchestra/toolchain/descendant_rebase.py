@@ -45,12 +45,10 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import copy
-import hashlib
-import inspect
 import threading
 from typing import Any, Iterator, Optional
 
-from orchestra.toolchain.stand_in import standing_in
+from orchestra.toolchain.stand_in import source_digest, standing_in
 
 #: sha256 of the source of each DaCe function the stand-ins rely on (DaCe 2.0.0b1).
 _WRITTEN_FOR = {
@@ -193,16 +191,9 @@ def rebase_descendants(sdfg: Any, name: str, old_desc: Any, new_desc: Any) -> No
         rebase_descendants(node.sdfg, connector, inner_desc, replacement)
 
 
-def _source_hash(function: Any) -> str:
-    try:
-        return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()
-    except (OSError, TypeError):
-        return ""
-
-
 def recognizes(dealias: Any) -> bool:
     """Whether ``dealias`` (DaCe's module) holds the functions the stand-ins were written for."""
-    return all(_source_hash(getattr(dealias, name, None)) == digest for name, digest in _WRITTEN_FOR.items())
+    return all(source_digest(getattr(dealias, name, None)) == digest for name, digest in _WRITTEN_FOR.items())
 
 
 @contextlib.contextmanager

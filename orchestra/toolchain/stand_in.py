@@ -1,17 +1,28 @@
 """Attributes of DaCe replaced by orchestra's stand-ins for the duration of a ``with`` block, put back on leaving.
 
 orchestra's stand-ins (:mod:`.line_info`, :mod:`.inference_symbols`,
-:mod:`.control_flow_raising`, :mod:`.descendant_rebase`) give the answers of
-the DaCe functions they replace with less work. Each module decides whether
-the DaCe it finds is the one it was written for, and holds its own lock
-where two blocks could interleave; :func:`standing_in` only replaces and
-restores.
+:mod:`.control_flow_raising`, :mod:`.descendant_rebase`, :mod:`.symbol_folding`,
+:mod:`.function_sharing`) give the answers of the DaCe functions they replace
+with less work. Each module decides whether the DaCe it finds is the one it
+was written for (most by :func:`source_digest`: a stand-in is sound only
+next to the exact code it was proven against), and holds its own lock where
+two blocks could interleave; :func:`standing_in` only replaces and restores.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import inspect
 from typing import Any, Iterator, Mapping
+
+
+def source_digest(function: Any) -> str:
+    """The sha256 of ``function``'s source text; empty where there is none to read."""
+    try:
+        return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()
+    except (OSError, TypeError):
+        return ""
 
 
 @contextlib.contextmanager

@@ -24,12 +24,10 @@ by a hash of its source); another DaCe's is left alone.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import inspect
 import threading
 from typing import Any, Iterator
 
-from orchestra.toolchain.stand_in import standing_in
+from orchestra.toolchain.stand_in import source_digest, standing_in
 
 #: sha256 of the source of DaCe 2.0.0b1's ``dace.sdfg.dealias.fold_symbol_mapping``.
 _WRITTEN_FOR = "06c22eb5b3a1849832dc8c2943d87f4bac3595ce2f8dd24d2b7a5df567a896a1"
@@ -54,10 +52,7 @@ def may_fold(sdfg: Any) -> bool:
 
 def recognizes(fold: Any) -> bool:
     """Whether ``fold`` is the ``fold_symbol_mapping`` :func:`may_fold` was written for."""
-    try:
-        return hashlib.sha256(inspect.getsource(fold).encode()).hexdigest() == _WRITTEN_FOR
-    except (OSError, TypeError):
-        return False
+    return source_digest(fold) == _WRITTEN_FOR
 
 
 @contextlib.contextmanager
