@@ -12,6 +12,7 @@ Usage::
 * ``inference``: inside :func:`orchestra.toolchain.inference_symbols.inference_with_symbols_once`;
 * ``raising``: inside :func:`orchestra.toolchain.control_flow_raising.raising_only_where_possible`;
 * ``sharing``: inside :func:`orchestra.toolchain.function_sharing.hashing_only_where_shared`;
+* ``hashing_all``: inside the first two, every nested SDFG hashed as DaCe does;
 * ``orchestra``: inside all three, as a build does.
 
 Prints each time with the load, and whether every label generated the same
@@ -33,6 +34,7 @@ def _contexts(label: str) -> list:
 
     chosen = {"dace": [], "inference": [inference_with_symbols_once], "raising": [raising_only_where_possible],
               "sharing": [hashing_only_where_shared],
+              "hashing_all": [inference_with_symbols_once, raising_only_where_possible],
               "orchestra": [inference_with_symbols_once, raising_only_where_possible, hashing_only_where_shared]}
     if label not in chosen:
         sys.exit(f"unknown label {label!r}: one of {', '.join(chosen)}")

@@ -38,14 +38,28 @@ from orchestra.toolchain.stand_in import source_digest, standing_in
 #: sha256 of the source of DaCe 2.0.0b1's ``SDFG.hash_sdfg``.
 _WRITTEN_FOR = "10e66734fb1341973968f555544fc609fbfd0cf81599991946e864c89b695a35"
 
+#: The JSON keys DaCe's ``hash_sdfg`` drops (besides ``_meta_*``): a name spelled so is not hashed.
+_DROPPED = frozenset({"name", "hash", "orig_sdfg", "transformation_hist", "instrument", "guid", "cfg_list_id"})
+
 _lock = threading.RLock()
 
 
+def _hashed(names: Any) -> tuple[str, ...]:
+    return tuple(sorted(name for name in map(str, names) if name not in _DROPPED and not name.startswith("_meta_")))
+
+
 def signature(sdfg: Any) -> tuple:
-    """A summary of ``sdfg`` read from what DaCe's ``hash_sdfg`` hashes: equal hashes, equal signatures."""
-    nodes = sorted((type(node).__name__, str(node.label)) for node, _ in sdfg.all_nodes_recursive())
+    """A summary of ``sdfg`` read from what DaCe's ``hash_sdfg`` hashes: equal hashes, equal signatures.
+
+    The types and labels of its nodes (at any depth; a library node's label is its name, which the
+    hash drops) and of its blocks, and the names of its containers and symbols.
+    """
+    from dace.sdfg import nodes
+
+    labelled = sorted((type(node).__name__, "" if isinstance(node, nodes.LibraryNode) else str(node.label))
+                      for node, _ in sdfg.all_nodes_recursive())
     blocks = sorted((type(block).__name__, str(block.label)) for block in sdfg.all_control_flow_blocks())
-    return tuple(nodes), tuple(blocks), tuple(sorted(sdfg.arrays)), tuple(sorted(map(str, sdfg.symbols)))
+    return tuple(labelled), tuple(blocks), _hashed(sdfg.arrays), _hashed(sdfg.symbols)
 
 
 def unshared(top: Any) -> set[int]:
