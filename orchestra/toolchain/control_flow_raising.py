@@ -26,11 +26,10 @@ calls); another DaCe's is left alone.
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from typing import Any, Iterator
+from typing import Any, ContextManager
 
-from orchestra.toolchain.stand_in import standing_in
+from orchestra.toolchain.stand_in import standing_in_once
 
 #: What DaCe's ``ControlFlowRaising.apply_pass`` calls: the steps :func:`nothing_to_raise` checks for.
 _STEPS = frozenset({"_lift_returns", "LoopLifting", "_lift_unstructured", "_lift_conditionals"})
@@ -77,22 +76,17 @@ def recognizes(apply_pass: Any) -> bool:
     return code is not None and _STEPS <= set(code.co_names)
 
 
-@contextlib.contextmanager
-def raising_only_where_possible() -> Iterator[None]:
+def raising_only_where_possible() -> ContextManager[None]:
     """Within the block, DaCe's ``ControlFlowRaising`` runs only on programs in which it may raise something."""
     from dace.transformation.passes.simplification.control_flow_raising import ControlFlowRaising
 
-    with _lock:  # one code generation at a time replaces the pass's method; a nested use leaves it be
-        original = ControlFlowRaising.apply_pass
-        if getattr(original, "__orchestra_stand_in__", False) or not recognizes(original):
-            yield
-            return
-
+    def make(original: Any) -> Any:
         def apply_pass(self: Any, top_sdfg: Any, pipeline_results: Any) -> Any:
             if nothing_to_raise(top_sdfg):
                 return None  # what DaCe's pass returns when it raised nothing
             return original(self, top_sdfg, pipeline_results)
 
-        apply_pass.__orchestra_stand_in__ = True  # type: ignore[attr-defined]
-        with standing_in(ControlFlowRaising, {"apply_pass": apply_pass}):
-            yield
+        return apply_pass
+
+    # one code generation at a time replaces the pass's method; a nested use leaves it be
+    return standing_in_once(_lock, ControlFlowRaising, "apply_pass", recognizes, make)

@@ -28,12 +28,11 @@ source); restored on leaving.
 from __future__ import annotations
 
 import collections
-import contextlib
 import os
 import threading
-from typing import Any, Iterator, Optional
+from typing import Any, ContextManager, Optional
 
-from orchestra.toolchain.stand_in import source_digest, standing_in
+from orchestra.toolchain.stand_in import source_digest, standing_in_once
 
 #: sha256 of the source of DaCe 2.0.0b1's ``SDFG.hash_sdfg``.
 _WRITTEN_FOR = "10e66734fb1341973968f555544fc609fbfd0cf81599991946e864c89b695a35"
@@ -83,16 +82,11 @@ def _top(sdfg: Any) -> Any:
     return sdfg
 
 
-@contextlib.contextmanager
-def hashing_only_where_shared() -> Iterator[None]:
+def hashing_only_where_shared() -> ContextManager[None]:
     """Within the block, DaCe hashes only nested SDFGs that may equal another one (module docstring)."""
     from dace.sdfg import SDFG
 
-    with _lock:  # one code generation at a time replaces DaCe's method; a nested use leaves it be
-        original = SDFG.hash_sdfg
-        if getattr(original, "__orchestra_stand_in__", False) or not recognizes(original):
-            yield
-            return
+    def make(original: Any) -> Any:
         pid = os.getpid()
         found: dict[int, tuple[Any, set[int]]] = {}  # id(top SDFG) -> (the SDFG, kept alive; its unshared ids)
 
@@ -105,6 +99,7 @@ def hashing_only_where_shared() -> Iterator[None]:
                     return f"unshared nested SDFG {id(self)}"
             return original(self, jsondict)
 
-        hash_sdfg.__orchestra_stand_in__ = True  # type: ignore[attr-defined]
-        with standing_in(SDFG, {"hash_sdfg": hash_sdfg}):
-            yield
+        return hash_sdfg
+
+    # one code generation at a time replaces DaCe's method; a nested use leaves it be
+    return standing_in_once(_lock, SDFG, "hash_sdfg", recognizes, make)

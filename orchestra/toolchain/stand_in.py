@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import inspect
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, ContextManager, Iterator, Mapping
 
 
 def source_digest(function: Any) -> str:
@@ -36,3 +36,23 @@ def standing_in(owner: Any, stand_ins: Mapping[str, Any]) -> Iterator[None]:
     finally:
         for name, original in originals.items():
             setattr(owner, name, original)
+
+
+@contextlib.contextmanager
+def standing_in_once(lock: ContextManager, owner: Any, name: str, recognizes: Callable[[Any], bool],
+                     make: Callable[[Any], Any]) -> Iterator[None]:
+    """Inside the block, ``owner.<name>`` is ``make(original)``, where ``recognizes(original)``.
+
+    Holding ``lock`` for the block (one block at a time replaces the attribute). Inside a block
+    that already stands in for it (a nested use), or where the DaCe found is not the one the
+    stand-in was written for, the attribute is left as it is.
+    """
+    with lock:
+        original = getattr(owner, name)
+        if getattr(original, "__orchestra_stand_in__", False) or not recognizes(original):
+            yield
+            return
+        stand_in = make(original)
+        stand_in.__orchestra_stand_in__ = True
+        with standing_in(owner, {name: stand_in}):
+            yield

@@ -23,11 +23,10 @@ by a hash of its source); another DaCe's is left alone.
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from typing import Any, Iterator
+from typing import Any, ContextManager
 
-from orchestra.toolchain.stand_in import source_digest, standing_in
+from orchestra.toolchain.stand_in import source_digest, standing_in_once
 
 #: sha256 of the source of DaCe 2.0.0b1's ``dace.sdfg.dealias.fold_symbol_mapping``.
 _WRITTEN_FOR = "06c22eb5b3a1849832dc8c2943d87f4bac3595ce2f8dd24d2b7a5df567a896a1"
@@ -55,22 +54,17 @@ def recognizes(fold: Any) -> bool:
     return source_digest(fold) == _WRITTEN_FOR
 
 
-@contextlib.contextmanager
-def folding_only_where_possible() -> Iterator[None]:
+def folding_only_where_possible() -> ContextManager[None]:
     """Within the block, DaCe's ``fold_symbol_mapping`` walks a nested SDFG only where it may fold something."""
     from dace.sdfg import dealias
 
-    with _lock:  # one build at a time replaces DaCe's function; a nested use leaves it be
-        original = dealias.fold_symbol_mapping
-        if getattr(original, "__orchestra_stand_in__", False) or not recognizes(original):
-            yield
-            return
-
+    def make(original: Any) -> Any:
         def fold_symbol_mapping(sdfg: Any, symbols: Any = None) -> dict[str, str]:
             if not may_fold(sdfg):
                 return {}  # what DaCe's function returns when it folds nothing
             return original(sdfg, symbols)
 
-        fold_symbol_mapping.__orchestra_stand_in__ = True  # type: ignore[attr-defined]
-        with standing_in(dealias, {"fold_symbol_mapping": fold_symbol_mapping}):
-            yield
+        return fold_symbol_mapping
+
+    # one build at a time replaces DaCe's function; a nested use leaves it be
+    return standing_in_once(_lock, dealias, "fold_symbol_mapping", recognizes, make)
