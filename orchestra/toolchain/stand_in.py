@@ -6,7 +6,9 @@ orchestra's stand-ins (:mod:`.line_info`, :mod:`.inference_symbols`,
 with less work. Each module decides whether the DaCe it finds is the one it
 was written for (most by :func:`source_digest`: a stand-in is sound only
 next to the exact code it was proven against), and holds its own lock where
-two blocks could interleave; :func:`standing_in` only replaces and restores.
+two blocks could interleave; :func:`standing_in` only replaces and restores,
+and :func:`standing_in_once` does it for one attribute under such a lock,
+where the DaCe found is recognised and no stand-in is there yet.
 """
 
 from __future__ import annotations
