@@ -13,7 +13,9 @@ Usage::
 * ``raising``: inside :func:`orchestra.toolchain.control_flow_raising.raising_only_where_possible`;
 * ``sharing``: inside :func:`orchestra.toolchain.function_sharing.hashing_only_where_shared`;
 * ``hashing_all``: inside the first two, every nested SDFG hashed as DaCe does;
-* ``orchestra``: inside all three, as a build does.
+* ``quadratic_dedup``: inside those three, DaCe's own ``deduplicate`` (without
+  :func:`orchestra.toolchain.deduplication.linear_deduplication`);
+* ``orchestra``: inside all four, as a build does.
 
 Prints each time with the load, and whether every label generated the same
 code. Default labels: ``orchestra dace``; repeat labels to alternate them.
@@ -29,13 +31,15 @@ import time
 
 def _contexts(label: str) -> list:
     from orchestra.toolchain.control_flow_raising import raising_only_where_possible
+    from orchestra.toolchain.deduplication import linear_deduplication
     from orchestra.toolchain.function_sharing import hashing_only_where_shared
     from orchestra.toolchain.inference_symbols import inference_with_symbols_once
 
+    three = [inference_with_symbols_once, raising_only_where_possible, hashing_only_where_shared]
     chosen = {"dace": [], "inference": [inference_with_symbols_once], "raising": [raising_only_where_possible],
               "sharing": [hashing_only_where_shared],
               "hashing_all": [inference_with_symbols_once, raising_only_where_possible],
-              "orchestra": [inference_with_symbols_once, raising_only_where_possible, hashing_only_where_shared]}
+              "quadratic_dedup": three, "orchestra": [*three, linear_deduplication]}
     if label not in chosen:
         sys.exit(f"unknown label {label!r}: one of {', '.join(chosen)}")
     return [make() for make in chosen[label]]

@@ -33,6 +33,7 @@ from orchestra.passes.fusion.barriers import callback_barriers, describe_barrier
 from orchestra.passes.memory import format_memory_report
 from orchestra.pipeline.audit import ParseRecorder, audit_parse
 from orchestra.pipeline.build_warnings import summary_line, write_warnings
+from orchestra.pipeline.garbage_collection import fewer_collections
 from orchestra.pipeline.lowering_processes import lowering_processes
 from orchestra.pipeline.parse_reuse import repeated_components
 from orchestra.pipeline.request import KeyedRequest
@@ -62,7 +63,7 @@ def build_and_publish(keyed: KeyedRequest, store: BuildStore, rank: int = 0, pro
     save_to = staging if request.options.save_stages else None
     log.info("[rank %d] %s: building (key %s)", rank, request.label, key[:12])
     _log_closest_difference(keyed, store, rank)
-    with warnings.catch_warnings(record=True) as caught, _dace_debug_files_into(staging):
+    with warnings.catch_warnings(record=True) as caught, _dace_debug_files_into(staging), fewer_collections():
         warnings.simplefilter("default")  # DaCe and gt4py warn a lot: to a file
         with lowering_processes(keyed.callees, processes, request.gpu) as helpers:
             with ParseRecorder() as recorder:  # defence in depth: the parse may use nothing unkeyed

@@ -176,6 +176,8 @@ def dace_settings(
     from dace.config import Config
 
     from orchestra.frontend import source_rewrites
+    from orchestra.toolchain.ast_copies import direct_ast_copies
+    from orchestra.toolchain.deduplication import linear_deduplication
     from orchestra.toolchain.line_info import cheap_line_info
 
     changes = [(path, value) for path, value, _ in DACE_SETTINGS] + [(CPU_ARGS_PATH, " ".join(host_args("cpu")))]
@@ -195,8 +197,9 @@ def dace_settings(
     if cmake_dir is not None:
         os.environ["PATH"] = os.pathsep.join([cmake_dir, old_path] if old_path else [cmake_dir])
     try:
-        # model source DaCe refuses, rewritten to what it means (orchestra.frontend); node lines found cheaply
-        with source_rewrites(), cheap_line_info():
+        # model source DaCe refuses, rewritten to what it means (orchestra.frontend); node lines found cheaply;
+        # repeats removed from a list in linear time; syntax trees copied directly
+        with source_rewrites(), cheap_line_info(), linear_deduplication(), direct_ast_copies():
             yield
     finally:
         if cmake_dir is not None:

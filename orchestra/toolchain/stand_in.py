@@ -9,6 +9,9 @@ next to the exact code it was proven against), and holds its own lock where
 two blocks could interleave; :func:`standing_in` only replaces and restores,
 and :func:`standing_in_once` does it for one attribute under such a lock,
 where the DaCe found is recognised and no stand-in is there yet.
+:class:`WhileAnyInside` makes a change that any thread may share (an
+equivalent function, a collector setting) for as long as any block of any
+thread is inside, without holding a lock meanwhile.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import inspect
-from typing import Any, Callable, ContextManager, Iterator, Mapping
+import threading
+from typing import Any, Callable, ContextManager, Iterator, Mapping, Optional
 
 
 def source_digest(function: Any) -> str:
@@ -58,3 +62,33 @@ def standing_in_once(lock: ContextManager, owner: Any, name: str, recognizes: Ca
         stand_in.__orchestra_stand_in__ = True
         with standing_in(owner, {name: stand_in}):
             yield
+
+
+class WhileAnyInside:
+    """A process-wide change made when the first of overlapping blocks begins, undone when the last one ends.
+
+    ``change()`` makes it and returns what undoes it. Blocks may nest and may
+    overlap in several threads: none waits for another, so the change must be
+    one every thread may meet (an equivalent function, a collector setting).
+    """
+
+    def __init__(self, change: Callable[[], Callable[[], None]]) -> None:
+        self._change = change
+        self._lock = threading.Lock()
+        self._inside = 0
+        self._undo: Optional[Callable[[], None]] = None
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._lock:
+            if self._inside == 0:
+                self._undo = self._change()
+            self._inside += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._inside -= 1
+                undo, self._undo = (self._undo, None) if self._inside == 0 else (None, self._undo)
+                if undo is not None:
+                    undo()

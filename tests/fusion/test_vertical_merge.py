@@ -143,3 +143,24 @@ def test_a_nested_sdfgs_accesses_are_read_as_the_callers_indices_or_not_at_all()
     assert [plane_of(subset, "k") for subset, _ in accesses["B"]] == [(0, 0)]
     state, entry, exit_ = _map_over_a_nested_read(window=True)
     assert [subset for subset, _ in footprint(state, entry, exit_)["A"]] == [None]
+
+
+def test_a_merged_maps_footprint_is_the_walk_of_its_merged_body(expanded, monkeypatch):
+    """The footprint kept for a merged map (both bodies' footprints joined) equals a new walk of its body."""
+    from orchestra.passes.fusion import planes, vertical
+
+    sdfg = copy.deepcopy(expanded)
+    checked = []
+    merge = vertical._merge
+
+    def merging(state, first_entry, second_entry):
+        joined = vertical._Footprints(state).joined(first_entry, second_entry)
+        merge(state, first_entry, second_entry)
+        walked = planes.footprint(state, first_entry, state.exit_node(first_entry))
+        as_text = lambda found: sorted((name, str(subset), write) for name, items in found.items()  # noqa: E731
+                                       for subset, write in items)
+        checked.append(as_text(joined) == as_text(walked))
+
+    monkeypatch.setattr(vertical, "_merge", merging)
+    assert merge_vertical_maps(sdfg) == 2
+    assert checked == [True, True]

@@ -225,23 +225,51 @@ def _outputs_reach_access_nodes(state: Any, map_exit: Any) -> bool:
     return True
 
 
-def _copy_scope(state: Any, map_entry: Any) -> tuple[Any, list[Any]]:
+class _Scope:
+    """A candidate map's scope as it was before any split of its state: the exit, the nodes and edges in state order.
+
+    Splitting only adds nodes and edges beside the scopes it copies, so a
+    scope read once per state stays right for every piece of every map of the
+    state; reading it from the state per copy (DaCe's scope subgraph) made the
+    split quadratic in the size of a large state.
+    """
+
+    def __init__(self, state: Any, entry: Any, children: dict, order: "_StateOrder") -> None:
+        from dace.sdfg import nodes
+
+        members = {entry, *children[entry]}  # a candidate holds no inner map: its children are its whole scope
+        self.entry = entry
+        self.exit = next(node for node in children[entry] if isinstance(node, nodes.ExitNode))
+        self.nodes = sorted(members, key=order.nodes.__getitem__)
+        inner = [edge for node in self.nodes for edge in state.out_edges(node) if edge.dst in members]
+        self.edges = sorted(inner, key=lambda edge: order.edges[id(edge)])
+
+
+class _StateOrder:
+    """Where each node and edge of a state stands in its order (as DaCe's ``nodes()`` and ``edges()`` list them)."""
+
+    def __init__(self, state: Any) -> None:
+        self.nodes = {node: index for index, node in enumerate(state.nodes())}
+        self.edges = {id(edge): index for index, edge in enumerate(state.edges())}
+
+
+def _copy_scope(state: Any, scope: _Scope) -> tuple[Any, list[Any]]:
     """A copy of the map scope beside the original, fed by the same edges; (entry, nested SDFGs)."""
     from dace.sdfg import nodes
 
-    map_exit = state.exit_node(map_entry)
-    scope = state.scope_subgraph(map_entry, include_entry=True, include_exit=True)
+    map_entry, map_exit = scope.entry, scope.exit
     new_map = copy.deepcopy(map_entry.map)
     new_entry, new_exit = nodes.MapEntry(new_map), nodes.MapExit(new_map)
     for old, new in ((map_entry, new_entry), (map_exit, new_exit)):
         new.in_connectors = copy.deepcopy(old.in_connectors)
         new.out_connectors = copy.deepcopy(old.out_connectors)
     copies = {map_entry: new_entry, map_exit: new_exit}
-    for node in scope.nodes():
-        copies.setdefault(node, copy.deepcopy(node))
+    for node in scope.nodes:
+        if node not in copies:
+            copies[node] = copy.deepcopy(node)
     for node in copies.values():
         state.add_node(node)
-    for edge in scope.edges():
+    for edge in scope.edges:
         state.add_edge(copies[edge.src], edge.src_conn, copies[edge.dst], edge.dst_conn, copy.deepcopy(edge.data))
     for edge in state.in_edges(map_entry):
         state.add_edge(edge.src, edge.src_conn, new_entry, edge.dst_conn, copy.deepcopy(edge.data))
@@ -270,12 +298,12 @@ def _add_outer_exit_path(state: Any, new_exit: Any, edge: Any) -> None:
         state.add_edge(outer, "OUT_" + name, out.dst, out.dst_conn, copy.deepcopy(out.data))
 
 
-def _candidates(sdfg: Any, dimension: int) -> Iterator[tuple[Any, Any, Any, str, list[tuple[int, int]]]]:
-    """(state, map entry, nested SDFG, nested symbol, pieces) of every map worth splitting along ``dimension``."""
+def _candidates(sdfg: Any, dimension: int) -> Iterator[tuple[Any, _Scope, Any, str, list[tuple[int, int]]]]:
+    """(state, map scope, nested SDFG, nested symbol, pieces) of every map worth splitting along ``dimension``."""
     from dace.sdfg import nodes
 
     for state in [s for sd in sdfg.all_sdfgs_recursive() for s in sd.states()]:
-        children = state.scope_children()
+        children, order = state.scope_children(), None
         for entry in [n for n in state.nodes() if isinstance(n, nodes.MapEntry)]:
             body = children[entry]
             nested = [n for n in body if isinstance(n, nodes.NestedSDFG)]
@@ -284,8 +312,12 @@ def _candidates(sdfg: Any, dimension: int) -> Iterator[tuple[Any, Any, Any, str,
             if len(entry.map.params) < -dimension:
                 continue
             pieces = _pieces(entry, nested[0], dimension)
-            if pieces is not None and _outputs_reach_access_nodes(state, state.exit_node(entry)):
-                yield state, entry, nested[0], pieces[0], pieces[1]
+            if pieces is None:
+                continue
+            order = order or _StateOrder(state)
+            scope = _Scope(state, entry, children, order)
+            if _outputs_reach_access_nodes(state, scope.exit):
+                yield state, scope, nested[0], pieces[0], pieces[1]
 
 
 def _pieces(entry: Any, nested: Any, dimension: int) -> Optional[tuple[str, list[tuple[int, int]]]]:
@@ -311,10 +343,11 @@ def split_region_maps(sdfg: Any, dimension: int = -1) -> int:
     See the module docstring; returns how many maps were split.
     """
     split = 0
-    for state, entry, nested, symbol, pieces in list(_candidates(sdfg, dimension)):
+    for state, scope, nested, symbol, pieces in list(_candidates(sdfg, dimension)):
+        entry = scope.entry
         for low, high in pieces[1:]:
             with dead_branches_hidden(nested.sdfg, symbol, low, high):  # not copied only to be dropped
-                new_entry, copies = _copy_scope(state, entry)
+                new_entry, copies = _copy_scope(state, scope)
             new_entry.map.range[dimension] = (low, high, 1)
             for node in copies:
                 specialize(node.sdfg, symbol, low, high)

@@ -25,6 +25,7 @@ What the condition refuses, and why each is a real hazard:
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Optional
 
 #: (dimension, offset): the plane ``index[dimension] == k + offset``.
@@ -41,12 +42,26 @@ def plane_of(subset: Any, param: str) -> Optional[Plane]:
     One dimension must be the single point ``param + c`` (``c`` free of
     ``param``); no other dimension may depend on ``param``.
     """
-    from dace import subsets, symbolic
+    from dace import subsets
 
     if not isinstance(subset, subsets.Range):
         return None  # also an unknown footprint (None)
+    try:
+        ranges = tuple(tuple(dimension) for dimension in subset.ranges)
+        hash(ranges)
+    except TypeError:  # an entry sympy cannot hash: asked afresh
+        return _plane_of_ranges.__wrapped__(tuple(subset.ranges), param)
+    return _plane_of_ranges(ranges, param)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _plane_of_ranges(ranges: tuple, param: str) -> Optional[Plane]:
+    """:func:`plane_of` of a range's (begin, end, step) per dimension: remembered, as the fusion passes ask
+    it of the same few index expressions for every pair of maps they consider."""
+    from dace import symbolic
+
     found: Optional[Plane] = None
-    for dimension, (begin, end, step) in enumerate(subset.ranges):
+    for dimension, (begin, end, step) in enumerate(ranges):
         begin, end, step = (symbolic.pystr_to_symbolic(x) if isinstance(x, str) else x for x in (begin, end, step))
         if not any(param in _names(x) for x in (begin, end, step)):
             continue

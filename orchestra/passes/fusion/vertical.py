@@ -46,13 +46,14 @@ def merge_vertical_maps(sdfg: Any) -> int:
 
     merged = 0
     for state in list(sdfg.states()):
-        footprints: dict = {}  # per map entry, until its body changes
+        footprints = _Footprints(state)
         while True:
             pair = next(_mergeable_pairs(state, footprints), None)
             if pair is None:
                 break
+            joined = footprints.joined(*pair)
             _merge(state, *pair)
-            footprints.pop(pair[0], None)
+            footprints.merged(*pair, joined)
             merged += 1
     for state in sdfg.states():
         for node in state.nodes():
@@ -61,7 +62,51 @@ def merge_vertical_maps(sdfg: Any) -> int:
     return merged
 
 
-def _mergeable_pairs(state: Any, footprints: dict) -> Iterator[tuple[Any, Any]]:
+class _Footprints:
+    """The footprints of one state's maps (:func:`.planes.footprint`), each also renamed into another map's
+    parameter, remembered until a merge changes the map.
+
+    A merged map's footprint is the union of the two bodies' footprints, the
+    second renamed into the first's parameter: the merged body is the two
+    bodies, and the accesses of each reach the same statements as before. So
+    it is joined rather than walked again over a body that grows with every
+    merge (which made a long chain of merges quadratic).
+    """
+
+    def __init__(self, state: Any) -> None:
+        self.state = state
+        self._own: dict = {}
+        self._renamed: dict = {}
+
+    def of(self, entry: Any) -> Optional[dict]:
+        """``entry``'s map's footprint (None: one the plane condition cannot reason about)."""
+        if entry not in self._own:
+            self._own[entry] = footprint(self.state, entry, self.state.exit_node(entry))
+        return self._own[entry]
+
+    def renamed(self, entry: Any, param: str) -> Optional[dict]:
+        """``entry``'s footprint with its map's parameter renamed to ``param``."""
+        if (entry, param) not in self._renamed:
+            own = self.of(entry)
+            self._renamed[entry, param] = None if own is None else _renamed(own, entry.map.params[0], param)
+        return self._renamed[entry, param]
+
+    def joined(self, first_entry: Any, second_entry: Any) -> dict:
+        """The footprint of the map merging ``second_entry``'s into ``first_entry``'s (class docstring)."""
+        joined = {name: list(items) for name, items in self.of(first_entry).items()}
+        for name, items in self.renamed(second_entry, first_entry.map.params[0]).items():
+            joined.setdefault(name, []).extend(items)
+        return joined
+
+    def merged(self, first_entry: Any, second_entry: Any, joined: dict) -> None:
+        """``second_entry``'s map was merged into ``first_entry``'s, whose footprint is now ``joined``."""
+        self._own.pop(second_entry, None)
+        self._own[first_entry] = joined
+        for key in [key for key in self._renamed if key[0] is first_entry or key[0] is second_entry]:
+            del self._renamed[key]
+
+
+def _mergeable_pairs(state: Any, footprints: _Footprints) -> Iterator[tuple[Any, Any]]:
     from dace.sdfg import nodes
 
     scopes = state.scope_dict()
@@ -88,26 +133,21 @@ def _followers(state: Any, first_exit: Any) -> list[Any]:
     return list(dict.fromkeys(found))
 
 
-def _why_not(state: Any, first_entry: Any, second_entry: Any, footprints: Optional[dict] = None) -> Optional[str]:
-    """None if the two maps may be merged, else the reason they may not (``footprints``: a cache)."""
+def _why_not(state: Any, first_entry: Any, second_entry: Any, footprints: Optional[_Footprints] = None) -> Optional[str]:
+    """None if the two maps may be merged, else the reason they may not (``footprints``: the state's, remembered)."""
     from dace import data
 
     first, second = first_entry.map, second_entry.map
     if len(second.params) != 1 or first.range != second.range or first.schedule != second.schedule:
         return "different iteration spaces or schedules"
-    first_exit, second_exit = state.exit_node(first_entry), state.exit_node(second_entry)
-    intermediates = _intermediates(state, first_exit, second_entry)
+    intermediates = _intermediates(state, state.exit_node(first_entry), second_entry)
     if intermediates is None:
         return "another node lies between the maps"
-    footprints = {} if footprints is None else footprints
-    for entry, exit_ in ((first_entry, first_exit), (second_entry, second_exit)):
-        if entry not in footprints:
-            footprints[entry] = footprint(state, entry, exit_)
-    first_accesses, second_accesses = footprints[first_entry], footprints[second_entry]
+    footprints = _Footprints(state) if footprints is None else footprints
+    first_accesses, second_accesses = footprints.of(first_entry), footprints.of(second_entry)
     if first_accesses is None or second_accesses is None:
         return "a memlet the plane condition cannot reason about"
-    renamed = _renamed(second_accesses, second.params[0], first.params[0])
-    broken = planes_agree(first_accesses, renamed, first.params[0])
+    broken = planes_agree(first_accesses, footprints.renamed(second_entry, first.params[0]), first.params[0])
     if broken is not None:
         return f"{broken} is accessed outside one plane"
     written_by_second = {name for name, items in second_accesses.items() if any(w for _, w in items)}
