@@ -37,6 +37,7 @@ import warnings
 from typing import Any, Callable, Optional
 
 from orchestra.distributed.key_agreement import KeyTable
+from orchestra.pipeline.garbage_collection import fewer_collections
 
 log = logging.getLogger("orchestra")
 
@@ -94,7 +95,7 @@ def _lowering(stencil: Any, rank: int, step: str) -> Callable[[], None]:
     def lower() -> None:
         start = time.perf_counter()
         try:
-            with warnings.catch_warnings(record=True) as caught:
+            with warnings.catch_warnings(record=True) as caught, fewer_collections():
                 warnings.simplefilter("always")
                 done = getattr(stencil, step)()
             _log_warnings(caught, stencil, rank)

@@ -211,11 +211,12 @@ def _serve(input_path: str) -> int:
     from gt4py.cartesian import config as gt_config
 
     gt_config.cache_settings.update(settings["gt_cache"])
+    from orchestra.pipeline.garbage_collection import fewer_collections
     from orchestra.stencils.frozen import FrozenStencil
     from orchestra.toolchain import dace_settings
 
     done = {"lower_ahead": 0, "restate_ahead": 0}
-    with dace_settings(gpu=settings["gpu"]):
+    with dace_settings(gpu=settings["gpu"]), fewer_collections():
         stencils = []
         for pickled in settings["jobs"]:
             try:  # making the stencil (importing its module) writes nothing: a stop may end it at once

@@ -178,6 +178,8 @@ def dace_settings(
     from orchestra.frontend import source_rewrites
     from orchestra.toolchain.ast_copies import direct_ast_copies
     from orchestra.toolchain.deduplication import linear_deduplication
+    from orchestra.toolchain.element_ids import seeded_element_ids
+    from orchestra.toolchain.json_writes import c_encoded_json_writes
     from orchestra.toolchain.line_info import cheap_line_info
 
     changes = [(path, value) for path, value, _ in DACE_SETTINGS] + [(CPU_ARGS_PATH, " ".join(host_args("cpu")))]
@@ -198,8 +200,12 @@ def dace_settings(
         os.environ["PATH"] = os.pathsep.join([cmake_dir, old_path] if old_path else [cmake_dir])
     try:
         # model source DaCe refuses, rewritten to what it means (orchestra.frontend); node lines found cheaply;
-        # repeats removed from a list in linear time; syntax trees copied directly
-        with source_rewrites(), cheap_line_info(), linear_deduplication(), direct_ast_copies():
+        # repeats removed from a list in linear time; syntax trees copied directly; element ids drawn cheaply;
+        # JSON files encoded in C
+        with contextlib.ExitStack() as stack:
+            for stand_in in (source_rewrites, cheap_line_info, linear_deduplication, direct_ast_copies,
+                             seeded_element_ids, c_encoded_json_writes):
+                stack.enter_context(stand_in())
             yield
     finally:
         if cmake_dir is not None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from orchestra.toolchain.stand_in import WhileAnyInside, source_digest
+from orchestra.toolchain.stand_in import WhileAnyInside, replaced_where_recognized, source_digest
 
 #: sha256 of the source of DaCe 2.0.0b1's ``dace.dtypes.deduplicate``.
 _WRITTEN_FOR = "7f6f5d59164b2c4c852e24a5d03a189376a14aaaa6f75b21cff24bb97bc161ec"
@@ -43,16 +43,7 @@ def _installed() -> Callable[[], None]:
     from dace import dtypes
     from dace.sdfg import graph
 
-    owners = [owner for owner in (dtypes, graph) if recognizes(owner.deduplicate)]
-    before = {owner: owner.deduplicate for owner in owners}
-    for owner in owners:
-        owner.deduplicate = deduplicate
-
-    def undo() -> None:
-        for owner, function in before.items():
-            owner.deduplicate = function
-
-    return undo
+    return replaced_where_recognized((dtypes, graph), "deduplicate", recognizes, deduplicate)
 
 
 #: Within the block (and any block of another thread overlapping it), DaCe's ``deduplicate`` is

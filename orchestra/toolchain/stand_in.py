@@ -64,6 +64,20 @@ def standing_in_once(lock: ContextManager, owner: Any, name: str, recognizes: Ca
             yield
 
 
+def replaced_where_recognized(owners: Any, name: str, recognizes: Callable[[Any], bool],
+                              replacement: Any) -> Callable[[], None]:
+    """``owner.<name> = replacement`` for each of ``owners`` whose ``<name>`` is recognised; returns the undo."""
+    before = {owner: getattr(owner, name) for owner in owners if recognizes(getattr(owner, name, None))}
+    for owner in before:
+        setattr(owner, name, replacement)
+
+    def undo() -> None:
+        for owner, original in before.items():
+            setattr(owner, name, original)
+
+    return undo
+
+
 class WhileAnyInside:
     """A process-wide change made when the first of overlapping blocks begins, undone when the last one ends.
 
