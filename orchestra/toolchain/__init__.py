@@ -176,11 +176,7 @@ def dace_settings(
     from dace.config import Config
 
     from orchestra.frontend import source_rewrites
-    from orchestra.toolchain.ast_copies import direct_ast_copies
-    from orchestra.toolchain.deduplication import linear_deduplication
-    from orchestra.toolchain.element_ids import seeded_element_ids
-    from orchestra.toolchain.json_writes import c_encoded_json_writes
-    from orchestra.toolchain.line_info import cheap_line_info
+    from orchestra.toolchain.cheaper_helpers import cheaper_helpers
 
     changes = [(path, value) for path, value, _ in DACE_SETTINGS] + [(CPU_ARGS_PATH, " ".join(host_args("cpu")))]
     changes += list(extra)
@@ -199,13 +195,8 @@ def dace_settings(
     if cmake_dir is not None:
         os.environ["PATH"] = os.pathsep.join([cmake_dir, old_path] if old_path else [cmake_dir])
     try:
-        # model source DaCe refuses, rewritten to what it means (orchestra.frontend); node lines found cheaply;
-        # repeats removed from a list in linear time; syntax trees copied directly; element ids drawn cheaply;
-        # JSON files encoded in C
-        with contextlib.ExitStack() as stack:
-            for stand_in in (source_rewrites, cheap_line_info, linear_deduplication, direct_ast_copies,
-                             seeded_element_ids, c_encoded_json_writes):
-                stack.enter_context(stand_in())
+        # model source DaCe refuses, rewritten to what it means (orchestra.frontend); DaCe's helpers made cheaper
+        with source_rewrites(), cheaper_helpers():
             yield
     finally:
         if cmake_dir is not None:

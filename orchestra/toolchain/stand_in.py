@@ -2,9 +2,8 @@
 
 orchestra's stand-ins (:mod:`.line_info`, :mod:`.inference_symbols`,
 :mod:`.control_flow_raising`, :mod:`.descendant_rebase`, :mod:`.symbol_folding`,
-:mod:`.function_sharing`, :mod:`.deduplication`, :mod:`.element_ids`,
-:mod:`.json_writes`; :mod:`.ast_copies` for ``copy``'s table) give the answers
-of the functions they replace with less work. Each module decides whether the DaCe it finds is the one it
+:mod:`.function_sharing`, and those :mod:`.cheaper_helpers` enters) give the
+answers of the functions they replace with less work. Each module decides whether the DaCe it finds is the one it
 was written for (most by :func:`source_digest`: a stand-in is sound only
 next to the exact code it was proven against), and holds its own lock where
 two blocks could interleave; :func:`standing_in` only replaces and restores,
