@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 from typing import Callable
 
 from orchestra.toolchain.stand_in import WhileAnyInside
@@ -42,8 +43,10 @@ def copy_node(node: ast.AST, memo: dict) -> ast.AST:
     return new
 
 
-def node_classes() -> list[type]:
-    """Every class of syntax-tree node defined now (subclasses of ``ast.AST``, at any depth)."""
+@functools.lru_cache(maxsize=1)
+def node_classes() -> tuple[type, ...]:
+    """Every class of syntax-tree node (subclasses of ``ast.AST``, at any depth), as first asked: the ``ast``
+    module's (a class defined later is copied the generic way, which gives the same copy)."""
     found: dict[type, None] = {}
     todo = [ast.AST]
     while todo:
@@ -51,7 +54,7 @@ def node_classes() -> list[type]:
             if sub not in found:
                 found[sub] = None
                 todo.append(sub)
-    return list(found)
+    return tuple(found)
 
 
 def _registered() -> Callable[[], None]:

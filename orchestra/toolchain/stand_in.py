@@ -17,6 +17,7 @@ thread is inside, without holding a lock meanwhile.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import inspect
 import threading
@@ -24,7 +25,16 @@ from typing import Any, Callable, ContextManager, Iterator, Mapping, Optional
 
 
 def source_digest(function: Any) -> str:
-    """The sha256 of ``function``'s source text; empty where there is none to read."""
+    """The sha256 of ``function``'s source text; empty where there is none to read (remembered per function:
+    ``dace_settings`` asks it of the same few functions on every entry)."""
+    try:
+        return _remembered_digest(function)
+    except TypeError:  # not hashable: read afresh
+        return _remembered_digest.__wrapped__(function)
+
+
+@functools.lru_cache(maxsize=256)
+def _remembered_digest(function: Any) -> str:
     try:
         return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()
     except (OSError, TypeError):
