@@ -3,8 +3,8 @@
 orchestra's stand-ins (:mod:`.line_info`, :mod:`.inference_symbols`,
 :mod:`.control_flow_raising`, :mod:`.descendant_rebase`, :mod:`.symbol_folding`,
 :mod:`.function_sharing`, and those :mod:`.cheaper_helpers` enters) give the
-answers of the functions they replace with less work. Each module decides whether the DaCe it finds is the one it
-was written for (most by :func:`source_digest`: a stand-in is sound only
+answers of the functions they replace with less work. Each module decides
+whether the DaCe it finds is the one it was written for (most by :func:`source_digest`: a stand-in is sound only
 next to the exact code it was proven against), and holds its own lock where
 two blocks could interleave; :func:`standing_in` only replaces and restores,
 and :func:`standing_in_once` does it for one attribute under such a lock,
