@@ -35,6 +35,7 @@ from orchestra.frontend.iterators import index_collection_iterators
 from orchestra.frontend.loops import UNROLL, unroll_collection_loops
 from orchestra.frontend.model_writes import refuse_model_rebinding
 from orchestra.frontend.numpy_calls import refuse_inexact_numpy
+from orchestra.frontend.numpy_promotion import numpy_promotion_checked
 from orchestra.frontend.python_arithmetic import NUMPY, python_arithmetic
 from orchestra.frontend.python_only import refuse_python_only
 from orchestra.frontend.rebinding import refuse_rebound_arguments, rename_rebound_names
@@ -108,7 +109,7 @@ def source_rewrites() -> Iterator[None]:
         astutils.function_to_ast = _function_to_ast(original_to_ast)
     _state.depth, _state.parsing, _state.program = 1, [], None
     try:
-        with one_array_per_memory(), live_callback_arguments():
+        with one_array_per_memory(), live_callback_arguments(), numpy_promotion_checked():
             yield
     finally:
         _state.depth, _state.program = 0, None

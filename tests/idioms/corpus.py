@@ -1534,6 +1534,28 @@ class StatePassedDown:
             self._scale(q, dt / 4)
 
 
+
+@idiom("a float32 time step with Python numbers: literals, comparisons exact in float32, explicit casts",
+       "a model run in single precision (NDSL's Float = np.float32)",
+       call=lambda model, f: tuple(model(f.x, f.y, np.float32(dt)) for dt in (0.1, 0.7)))
+class SinglePrecisionStep:
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    @dace_inhibitor
+    def _factor(self) -> float:
+        return 0.7
+
+    def __call__(self, x, y, dt):
+        f: float = self._factor()
+        scaled = dt * np.float32(f)  # cast: float32 in both modes
+        if dt > 0.5:  # exact in float32: the same comparison in both
+            self._axpy(x, y, np.float64(scaled * 0.3))  # a literal: float32 (NumPy's weak Python float)
+        if dt <= np.float32(0.1):
+            self._axpy(x, y, np.float64(dt / 3.0))
+
+
 def _array(seed: int, extra: tuple = ()):
     import gt4py.storage as gt_storage
 

@@ -236,7 +236,42 @@ class ComponentNotOrchestrated:
         self._inner(state, y)
 
 
+
+class SinglePrecisionWithCallback:
+    """A float32 time step times a callback's Python float: float32 in NumPy, double compiled."""
+
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    @dace_inhibitor
+    def _factor(self) -> float:
+        return 0.7
+
+    def __call__(self, x, y, dt):
+        f: float = self._factor()
+        self._axpy(x, y, np.float64(dt * f))
+
+
+class SinglePrecisionComparedWithInexactLiteral:
+    """A float32 time step compared with 0.1: NumPy rounds 0.1 to float32 first, C++ compares in double."""
+
+    def __init__(self, config):
+        self._axpy = stencil(config, st.axpy)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y, dt):
+        if dt > 0.1:
+            self._axpy(x, y, 0.5)
+
+
 REFUSED = [
+    (SinglePrecisionWithCallback, lambda model, f: model(f.x, f.y, np.float32(0.1)),
+     r"refused\.py:\d+: mixed precision in Mult: a float32 scalar meets a float64 scalar: NumPy computes .* "
+     r"float32, the compiled program in float64.*np\.float32\(x\)"),
+    (SinglePrecisionComparedWithInexactLiteral, lambda model, f: model(f.x, f.y, np.float32(0.1)),
+     r"refused\.py:\d+: mixed precision in the condition `dt > 0\.1`: .*literal 0\.1, which float32 cannot hold "
+     r"exactly.*np\.float32\(x\)"),
     (UntypedCallbackResult, lambda model, f: model(f.x, f.y),
      r"refused\.py:\d+: the result of the callback self\._limits\(\) is used.*-> tuple\[float"),
     (RuntimeBoundOverList, lambda model, f: model(f.x, f.y, 2),
