@@ -8,9 +8,11 @@ puts them back if a part has no build).
 From each root (``self``, each argument by name) it descends into dicts,
 lists and tuples, dataclasses and plain model objects (``vars``), and the
 ``.data`` of Quantity-like containers, ``depth`` levels deep, each object
-once. Objects of libraries (gt4py, DaCe, orchestra, numpy, mpi4py, cupy:
-stencils, programs, configurations) are not entered, nor orchestra's own
-attributes on a model object (``__orchestra_programs__``).
+once. Numbers (Python's and NumPy's scalars, ``np.float32(0.1)``) and
+text are values, not arrays: a call cannot change them in place. Objects of
+libraries (gt4py, DaCe, orchestra, numpy, mpi4py, cupy: stencils, programs,
+configurations) are not entered, nor orchestra's own attributes on a model
+object (``__orchestra_programs__``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from __future__ import annotations
 import dataclasses
 import types
 from typing import Any, Optional
+
+import numpy as np
 
 from orchestra.key.array_like import is_scratch
 
@@ -47,7 +51,7 @@ class _Walk:
     seen: set[int] = dataclasses.field(default_factory=set)
 
     def search(self, value: Any, path: str, depth: int) -> None:
-        if id(value) in self.seen or depth < 0 or value is None or isinstance(value, (str, bytes, int, float, complex)):
+        if id(value) in self.seen or depth < 0 or value is None or _is_value(value):
             return
         self.seen.add(id(value))
         if not self.scratch and is_scratch(value):
@@ -69,6 +73,15 @@ class _Walk:
         self.objects[id(value)] = path
         for item_path, item in items:
             self.search(item, item_path, depth - 1)
+
+
+def _is_value(value: Any) -> bool:
+    """A number or text: passed by value, nothing a call can change in place.
+
+    NumPy scalars (``np.float32(0.1)``) have ``__array_interface__`` but are
+    immutable values, as Python's ``float`` is; 0-d arrays are arrays.
+    """
+    return isinstance(value, (str, bytes, int, float, complex, np.generic))
 
 
 def _is_array(value: Any) -> bool:

@@ -13,7 +13,9 @@ For each verified call of a top-level orchestrated method
    (arrays, and arrays inside dataclasses, dicts, lists, tuples and plain
    objects, such as a ``state``), and what the method's object holds
    (``self.tmp``, ``self.inner.b``, ``self.fields['eta']``), a few levels
-   deep, except ``Scratch`` arrays (the program's own); each is copied;
+   deep, except ``Scratch`` arrays (the program's own); each is copied.
+   Numbers (``float``, NumPy scalars such as ``np.float32(0.1)``) are
+   values, passed as they are to both runs;
 2. the method's body runs as ``Python`` mode runs it (nested components
    and stencils too), and the arrays are copied again;
 3. the arrays are put back as they were and the orchestrated program runs;
@@ -182,8 +184,10 @@ def _narrow(body: Callable[[], Any], orchestrated: Callable[[], Any], arrays: di
 
 
 def _put_back(arrays: dict[str, Any], saved: dict[str, Any]) -> None:
+    """Each array as ``saved`` holds it; a read-only array (compared, never written) is left as it is."""
     for path, array in arrays.items():
-        array[...] = saved[path]
+        if getattr(getattr(array, "flags", None), "writeable", True):
+            array[...] = saved[path]
 
 
 def reachable_arrays(method_object: Any, parameters: list[str], args: tuple, kwargs: dict,

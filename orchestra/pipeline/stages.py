@@ -172,13 +172,14 @@ def _parse_and_restate(program: Any, args: tuple, kwargs: dict, repeated: Option
     from orchestra.pipeline.nested_contract import restate_nested_sdfgs
     from orchestra.pipeline.parse_reuse import ParseReuse
     from orchestra.stencils.stencil_cache import lowering_tally
+    from orchestra.toolchain.parse_errors_once import errors_said_once
 
     quiet = _quiet_expected_warnings()
     try:
         # a component called from several places is parsed once; stencils found lowered are counted;
-        # sizes and strides given as plain numbers are not solved by sympy
+        # sizes and strides given as plain numbers are not solved by sympy; orchestra's errors said once
         with ParseReuse(repeated) as reuse, lowering_tally() as stencils, fast_symbol_inference(), \
-                CallbackSites(), corrected_sdfg_calls():
+                CallbackSites(), corrected_sdfg_calls(), errors_said_once():
             sdfg = program.to_sdfg(*args, simplify=False, save=False, validate=False, **kwargs)
     except Exception as error:
         from orchestra.pipeline.diagnostics import explain_unreadable, function_of

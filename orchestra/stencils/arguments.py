@@ -12,8 +12,11 @@ refuses, with one message that names the stencil, the parameter, what is
 wrong and the fix. (A number of another type for a scalar parameter is
 converted, not refused: parsing sees calls a run may skip.)
 
-:func:`check_stencil_arguments` runs once per stencil call while the program
-is parsed (never at run time, so it costs nothing per call) and raises
+:func:`check_stencil_call` first refuses a call that Python mode refuses
+before gt4py sees an array (a missing argument, an unknown keyword), in the
+words of Python's ``TypeError``; :func:`check_stencil_arguments` then checks
+the arrays. Both run once per stencil call while the program is parsed
+(never at run time, so they cost nothing per call) and raise
 :class:`StencilArgumentError`. It reads gt4py's field and parameter
 information from the stencil's IR (no build). Symbolic shapes (an argument
 DaCe did not specialize) are not checked; DaCe checks what it can.
@@ -21,6 +24,7 @@ DaCe did not specialize) are not checked; DaCe checks what it can.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from orchestra.errors import StencilArgumentError
@@ -31,6 +35,43 @@ Origin = Union[tuple[int, ...], dict[str, tuple[int, ...]]]
 
 #: The key of an origin mapping that gives the fields it does not name their origin.
 ALL_FIELDS = "_all_"
+
+
+def check_stencil_call(stencil: str, signature: inspect.Signature, args: tuple, kwargs: Mapping[str, Any],
+                       origin: Origin, domain: tuple[int, ...]) -> None:
+    """Refuse a call whose arguments do not bind to the stencil's parameters, as Python mode does.
+
+    A required argument left out (a field or a scalar), a keyword the stencil
+    does not have, or a parameter given twice: :class:`StencilArgumentError`
+    with the words of Python mode's ``TypeError``, the stencil and the fix.
+    (Unrefused, a missing scalar ended in a ``KeyError`` deep in DaCe's
+    optimization.) ``args``: what DaCe passes by position (it keeps as many
+    as the stencil has parameters); ``kwargs``: by name.
+    """
+    names = list(signature.parameters)
+    where = f"stencil {stencil!r} (origin {origin}, domain {domain})"
+    fix = f"call it as {stencil}({', '.join(names)}) (Python mode refuses this call too)"
+    for name in kwargs:
+        if name in ("origin", "domain", "validate_args"):
+            raise StencilArgumentError(
+                f"{where}: got multiple values for keyword argument {name!r}; a FrozenStencil's origin and "
+                f"domain are given when it is made, not when it is called: {fix}"
+            )
+        if name not in signature.parameters:
+            raise StencilArgumentError(f"{where}: got an unexpected keyword argument {name!r}; {fix}")
+        if name in names[: len(args)]:
+            raise StencilArgumentError(f"{where}: got multiple values for argument {name!r}; {fix}")
+    given = set(names[: len(args)]) | set(kwargs)
+    missing = [name for name, parameter in signature.parameters.items()
+               if name not in given and parameter.default is inspect.Parameter.empty]
+    if missing:
+        quoted = [repr(name) for name in missing]
+        listed = quoted[0] if len(quoted) == 1 else (
+            f"{quoted[0]} and {quoted[1]}" if len(quoted) == 2 else f"{', '.join(quoted[:-1])}, and {quoted[-1]}")
+        plural = "s" if len(missing) > 1 else ""
+        raise StencilArgumentError(
+            f"{where}: missing {len(missing)} required positional argument{plural}: {listed}; {fix}"
+        )
 
 
 def check_stencil_arguments(

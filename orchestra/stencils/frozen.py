@@ -152,10 +152,11 @@ class FrozenStencil:
     def __sdfg__(self, *args: Any, **kwargs: Any):
         from gt4py.cartesian.backend.dace_stencil_object import DaCeStencilObject
 
-        from orchestra.stencils.arguments import check_stencil_arguments
+        from orchestra.stencils.arguments import check_stencil_arguments, check_stencil_call
         from orchestra.stencils.sdfg_contract import scalars_as_given
 
         self._require_dace_backend()
+        check_stencil_call(self.name, inspect.signature(self.definition), args, kwargs, self.origin, self.domain)
         builder = self.stencil_object.builder
         names = self.__sdfg_signature__()[0]
         passed = dict(zip(names, args)) | kwargs

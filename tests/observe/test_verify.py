@@ -106,6 +106,31 @@ def test_only_the_first_calls_are_verified_when_asked(tmp_path):
     assert (verifier.verified, verifier.calls) == (2, 2)
 
 
+class Scaled:
+    """A scalar argument: Python's float on one call, a NumPy scalar (immutable, but with an array interface) on another."""
+
+    def __init__(self, config: DaceConfig) -> None:
+        self.a = np.arange(4.0)
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, q, dt: float):
+        q[:] = q * dt + self.a
+
+
+def test_numpy_scalar_arguments_are_values_not_arrays(tmp_path):
+    # ORCHESTRA_VERIFY put every value with an array interface back as an array: np.float32(0.1) crashed
+    # ('numpy.float32' object does not support item assignment)
+    reference = Scaled(DaceConfig(None, backend="dace:cpu", orchestration=DaCeOrchestration.Python))
+    model = Scaled(config(tmp_path, verify=0))
+    for dt in (0.25, np.float32(0.1), np.float64(0.5)):
+        q_reference, q = np.arange(4.0), np.arange(4.0)
+        reference(q_reference, dt)
+        model(q, dt)
+        assert np.array_equal(q, q_reference), dt
+    assert model.__orchestra_programs__["__call__"]._verify.verified == 3
+    assert set(reachable_arrays(model, ["q", "dt"], (np.zeros(2), np.float32(0.1)), {})) == {"self.a", "q"}
+
+
 def test_arrays_are_found_through_the_object_and_the_arguments():
     import dataclasses
 

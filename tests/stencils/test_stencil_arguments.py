@@ -13,6 +13,8 @@ mode computes.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 from gt4py.cartesian import gtscript
@@ -73,8 +75,6 @@ def _arguments(x_shape=(8, 7, 4), x_dtype=np.float64, y_dtype=np.float64):
 
 
 def _line_of(text: str) -> int:
-    import inspect
-
     lines, first = inspect.getsourcelines(Model.__call__)
     return first + next(index for index, line in enumerate(lines) if text in line)
 
@@ -133,3 +133,48 @@ def test_a_stencil_of_another_backend_is_refused_with_the_fix(tmp_path):
 
     with pytest.raises(ConfigurationError, match=r"'difference' is built for backend 'numpy'.*backend=config\.backend"):
         Mixed(_config("BuildAndRun", tmp_path))(*_arguments()[:2])
+
+
+class Unbound:
+    """Calls ``axpy(x: Field, y: Field, a: float)`` with arguments that do not bind to its parameters."""
+
+    def __init__(self, config: DaceConfig, case: str) -> None:
+        self.case = case
+        self.axpy = FrozenStencil(axpy, backend=config.backend, origin=(0, 0, 0), domain=(8, 7, 4))
+        orchestrate(obj=self, config=config)
+
+    def __call__(self, x, y):
+        if self.case == "no scalar":
+            self.axpy(x, y)
+        elif self.case == "no field":
+            self.axpy(x, a=0.5)
+        elif self.case == "two missing":
+            self.axpy(x)
+        elif self.case == "unknown keyword":
+            self.axpy(x, y, 0.5, alpha=0.5)
+
+
+UNBOUND = {
+    "no scalar": "missing 1 required positional argument: 'a'",
+    "no field": "missing 1 required positional argument: 'y'",
+    "two missing": "missing 2 required positional arguments: 'y' and 'a'",
+    "unknown keyword": "got an unexpected keyword argument 'alpha'",
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNBOUND))
+def test_a_call_python_mode_cannot_bind_is_refused_in_its_words(case, tmp_path):
+    # a forgotten scalar ended in "optimizing ... failed: 'a'" (a KeyError in DaCe's optional_arrays pass)
+    arrays = lambda: [_storage((8, 7, 4), np.float32, 1), _storage((8, 7, 4), np.float32, 2)]  # noqa: E731
+    with pytest.raises(TypeError) as python_mode:
+        Unbound(_config("Python", tmp_path), case)(*arrays())
+    assert UNBOUND[case] in str(python_mode.value)
+    with pytest.raises(StencilArgumentError) as refused:
+        Unbound(_config("BuildAndRun", tmp_path), case)(*arrays())
+    lines, first = inspect.getsourcelines(Unbound.__call__)
+    call_line = first + next(index for index, line in enumerate(lines) if f'"{case}"' in line) + 1
+    message = str(refused.value)
+    assert message.startswith("parsing ") and message.endswith(
+        f"Unbound___call__ failed at {__file__}:{call_line}: stencil 'axpy' (origin (0, 0, 0), domain (8, 7, 4)): "
+        f"{UNBOUND[case]}; call it as axpy(x, y, a) (Python mode refuses this call too)"), message
+    assert not list(tmp_path.glob("Unbound.__call__/*/COMPLETE"))  # nothing was published
