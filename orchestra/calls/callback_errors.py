@@ -16,8 +16,11 @@ Every callback of a loaded program goes through a :class:`CallbackGuard`:
   The model's arrays hold what the rest of the compiled call computed.
 * under MPI with more than one rank, the job cannot wait for the call to
   end: the other ranks may be blocked in an exchange this rank will not
-  join. The failing rank writes the traceback once, prefixed with its rank,
-  and calls ``MPI_Abort``: every rank ends, with that one message.
+  join. The failing rank reports the exception and calls ``MPI_Abort``
+  through :func:`orchestra.comm.abort.report_and_abort`, as an uncaught
+  exception is reported: every line prefixed with the rank, rank 0 at once
+  and the other ranks only after a grace period, so that a callback raising
+  on every rank ends the job with one message, not one per rank.
 * a compiled loop whose exit depends on a callback's result could spin
   forever once callbacks return 0: after :data:`SPIN_LIMIT` skipped
   callbacks the process writes the message and exits with status 1.
@@ -70,12 +73,9 @@ class CallbackGuard:
         self._error = error
         world = _mpi_world()
         if world is not None and world.Get_size() > 1:
-            text = "".join(traceback.format_exception(error))
-            prefix = f"rank {world.Get_rank()}: "
-            sys.stdout.flush()
-            sys.stderr.write("".join(prefix + line + "\n" for line in text.rstrip("\n").split("\n")))
-            sys.stderr.flush()
-            world.Abort(1)
+            from orchestra.comm.abort import report_and_abort
+
+            report_and_abort(error, world)
 
     def _message(self) -> str:
         return "".join(traceback.format_exception(self._error)) if self._error else ""

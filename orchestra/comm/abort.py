@@ -4,7 +4,9 @@ A Python exception on one rank leaves the other ranks blocked in their next
 collective or receive: the job hangs until a wall-clock limit. Both helpers
 here print ``rank N: <traceback>`` (every line prefixed, so interleaved output
 stays readable) and call ``MPI_Abort``, which ends every rank with a non-zero
-exit code.
+exit code. Code that catches an exception itself and must end the job (a
+callback of a compiled program, :mod:`orchestra.calls.callback_errors`) hands
+it to :func:`report_and_abort`, so that it is reported the same way.
 
 One message per job, not one per rank: when every rank fails the same way (a
 bug in the model's set-up, a missing build each rank finds alone, Ctrl-C),
@@ -103,6 +105,17 @@ def abort_on_exception(mpi_comm: Any = None, exit_code: int = ABORT_EXIT_CODE) -
             exit_code,
         )
         raise  # only reached if Abort returned (it does not)
+
+
+def report_and_abort(error: BaseException, mpi_comm: Any = None, exit_code: int = ABORT_EXIT_CODE) -> None:
+    """Report ``error`` as the helpers above do (rank 0 first, one message per job) and abort the job.
+
+    For code that has caught the exception itself and cannot let it travel up
+    to :func:`abort_on_exception` (other ranks may be blocked waiting for this
+    one). Does not return.
+    """
+    comm = mpi_comm if mpi_comm is not None else _world()
+    _report_and_abort(comm, type(error), error, error.__traceback__, exit_code)
 
 
 def install_mpi_excepthook(mpi_comm: Any = None, exit_code: int = ABORT_EXIT_CODE) -> None:

@@ -228,6 +228,34 @@ class Communicator:
 
             MPI.Request.Waitall(list(requests))
 
+    @staticmethod
+    def wait_received(requests: Sequence[Any]) -> list[int]:
+        """Complete receive ``requests``; the bytes each message held.
+
+        A message larger than its buffer is not an error here (MPI refuses it
+        as truncated, ``MPI_ERR_IN_STATUS``, naming neither rank nor array):
+        its size is returned like the others, for the caller to compare with
+        what it expected and say which rank sent what. Other errors are raised.
+        """
+        if not requests:
+            return []
+        from mpi4py import MPI
+
+        statuses = [MPI.Status() for _ in requests]
+        try:
+            MPI.Request.Waitall(list(requests), statuses)
+        except MPI.Exception as error:
+            codes = [status.Get_error() for status in statuses]
+            known = (MPI.SUCCESS, MPI.ERR_TRUNCATE, MPI.ERR_PENDING)
+            if error.Get_error_class() != MPI.ERR_IN_STATUS or any(code not in known for code in codes):
+                raise
+            sizes = [status.Get_count(MPI.BYTE) for status in statuses]
+            pending = [k for k, code in enumerate(codes) if code == MPI.ERR_PENDING]  # not completed yet
+            for k, size in zip(pending, Communicator.wait_received([requests[k] for k in pending])):
+                sizes[k] = size
+            return sizes
+        return [status.Get_count(MPI.BYTE) for status in statuses]
+
     # --- halo and failure --------------------------------------------------------------
 
     def halo_updater(

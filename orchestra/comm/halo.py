@@ -42,7 +42,10 @@ only would change shape there and is refused on the cube.
 Ordering. Each updater owns a duplicate of the communicator, so exchanges of
 different updaters never match each other's messages. One updater has at most
 one exchange in flight: ``start`` twice, or ``wait`` without ``start``, is a
-:class:`~orchestra.comm.errors.HaloExchangeError`. Do not write the arrays'
+:class:`~orchestra.comm.errors.HaloExchangeError`. A message of another size
+than this rank's arrays expect (a neighbour passed arrays of another shape or
+dtype) is a :class:`~orchestra.comm.errors.DecompositionError` naming both
+ranks, raised by ``wait`` (:mod:`orchestra.comm.halo_sizes`). Do not write the arrays'
 halos or read them between ``start`` and ``wait``; the compute domain may be
 read (sends are packed in ``start``) but not written.
 
@@ -71,6 +74,7 @@ from orchestra.calls.callbacks import dace_inhibitor
 from orchestra.comm.array_module import array_module, array_of
 from orchestra.comm.errors import DecompositionError, HaloExchangeError
 from orchestra.comm.halo_plan import HaloTransfer, plan_halo
+from orchestra.comm.halo_sizes import message_sizes, size_mismatch
 from orchestra.comm.halo_window import halo_window
 from orchestra.comm.staggering import CELLS, Stagger, exchange_fields
 from orchestra.comm.walls import WallFill, Walls
@@ -93,6 +97,8 @@ class Communicator(Protocol):
     def irecv(self, buffer: Any, source: int, tag: int) -> Any: ...
 
     def waitall(self, requests: Sequence[Any]) -> None: ...
+
+    def wait_received(self, requests: Sequence[Any]) -> list[int]: ...
 
 
 #: Set to 1 when MPI can read and write device memory (no host staging).
@@ -169,6 +175,8 @@ class _Exchange:
         assert all(len(ts) == len(arrays) for _, _, ts in send_groups + receive_groups)
         self.sends = _Direction(xp, send_groups, arrays, staging)
         self.receives = _Direction(xp, receive_groups, arrays, staging, n_scalars)
+        #: what each received message must hold (:mod:`orchestra.comm.halo_sizes`)
+        self.expected = message_sizes(self.receives.messages)
         indexed = xp is not np if indexed is None else indexed
         strategy = packing.IndexedPacking if indexed else packing.SlicedPacking
         self.packing = strategy(xp, arrays, self.sends, self.receives, n_scalars)
@@ -198,7 +206,11 @@ class _Exchange:
     def finish(self, comm: Communicator, arrays: Sequence[Any], requests: list[Any]) -> None:
         """Wait for the messages and unpack them into the halos."""
         xp, receives = self.xp, self.receives
-        comm.waitall(requests[: len(receives.messages)])
+        received = comm.wait_received(requests[: len(receives.messages)])
+        if received != self.expected:  # a neighbour's arrays differ in shape or dtype
+            comm.waitall(requests[len(receives.messages) :])  # the peers posted their receives
+            peers = [m.peer for m in receives.messages]
+            raise size_mismatch(comm.rank, arrays, peers, self.expected, received)
         if receives.messages:
             if receives.host is not None:
                 _copy(receives.buffer, receives.host)

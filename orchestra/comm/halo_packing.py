@@ -142,8 +142,11 @@ class Layout:
                 item = array.dtype.itemsize
                 starts.append(offset // item)
                 shapes.append(shape)
-                offset += _aligned(int(np.prod(shape)) * item)
-            self.messages.append(Message(peer, tag, start, offset))
+                end = offset + int(np.prod(shape)) * item
+                offset += _aligned(end - offset)
+            # Without the last block's padding, so that a sender whose last array differs in size
+            # sends a message of another size (orchestra.comm.halo_sizes).
+            self.messages.append(Message(peer, tag, start, end))
             self.block_starts.append(starts)
             self.block_shapes.append(shapes)
         self.nbytes = offset

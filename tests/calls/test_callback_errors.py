@@ -44,12 +44,27 @@ def test_later_callbacks_of_the_failed_call_do_not_run_and_the_next_call_is_clea
     assert halo.after == 1
 
 
-@pytest.mark.mpi
-def test_a_callback_raising_on_one_of_six_ranks_ends_the_job_with_its_message(tmp_path):
+def failed_job_output(tmp_path: Path, n_ranks: int, failing: str) -> str:
+    """The output of the MPI worker whose callback raises on rank ``failing`` (or ``all``); the job must fail."""
     worker = Path(__file__).with_name("mpi_callback_error_worker.py")
-    result = run_mpi(6, worker, str(tmp_path / "cache"), "4", timeout=300, check=False)
+    result = run_mpi(n_ranks, worker, str(tmp_path / "cache"), failing, timeout=300, check=False)
     output = result.stdout + result.stderr
     assert result.returncode != 0, output[-3000:]
+    assert "Exception ignored" not in output, output[-3000:]
+    return output
+
+
+@pytest.mark.mpi
+def test_a_callback_raising_on_one_of_six_ranks_ends_the_job_with_its_message(tmp_path):
+    output = failed_job_output(tmp_path, 6, "4")
     assert output.count(MESSAGE) == 1, output[-3000:]
-    assert f"rank 4: ValueError: {MESSAGE}" in output, output[-3000:]
-    assert "rank 4 finished" not in output and "Exception ignored" not in output, output[-3000:]
+    assert f"rank 4: ValueError: {MESSAGE}" in output and "rank 4 finished" not in output, output[-3000:]
+
+
+@pytest.mark.mpi
+def test_a_callback_raising_on_every_rank_ends_the_job_with_one_message(tmp_path):
+    """Rank 0 reports at once, the others wait before reporting (orchestra.comm.abort): one traceback, not four."""
+    output = failed_job_output(tmp_path, 4, "all")
+    assert output.count(MESSAGE) == 1, output[-3000:]
+    assert output.count("Traceback (most recent call last)") == 1, output[-3000:]
+    assert f"rank 0: ValueError: {MESSAGE}" in output and "finished" not in output, output[-3000:]

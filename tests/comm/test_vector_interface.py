@@ -136,6 +136,10 @@ class Loopback:
                 buffer, key = request
                 buffer[...] = self.mailbox[key].popleft()
 
+    def wait_received(self, requests: Sequence[Any]) -> list[int]:
+        self.waitall(requests)
+        return [request[0].nbytes for request in requests]
+
 
 def loopback_synchronize(g: Geometry, fields: list, staging: bool = False, **kwargs) -> None:
     mailbox: dict = collections.defaultdict(collections.deque)

@@ -109,6 +109,10 @@ class SelfComm:
                 buffer, tag = request
                 buffer[...] = self.mail.pop(tag)
 
+    def wait_received(self, requests):
+        self.waitall(requests)
+        return [request[0].nbytes for request in requests]
+
 
 @pytest.mark.parametrize("kind", [PeriodicTilePartitioner, ChannelPartitioner])
 def test_single_rank_updater_applies_the_rule_in_wait(kind):
