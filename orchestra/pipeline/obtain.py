@@ -98,6 +98,8 @@ def cached_build(
         return None
     if not may_build:
         raise MissingBuildError(missing_message(store, keyed, found.reason))
+    if found.path is not None:  # a folder of this key that is not a usable build: say why it is built again
+        log.warning("%s: the build in %s is not usable (%s); building it again", keyed.label, found.path, found.reason)
     with _build_lock(store, keyed, lock_timeout_s):
         if store.lookup(keyed.key, keyed.label).entry is not None:
             return None  # published by another job while this one waited for the lock

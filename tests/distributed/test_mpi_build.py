@@ -162,6 +162,8 @@ def test_corrupted_library_is_refused_by_run_and_rebuilt_by_build_and_run(tmp_pa
     process, found = worker(1, root, "--mode", "BuildAndRun")
     assert found[0]["built"] == "1" and found[0]["ok"] == "1"
     assert builds_in(root) == 1
+    assert "is not usable (library checksum mismatch: file corrupted or truncated); building it again" in (
+        process.stdout), process.stdout[-3000:]  # the rebuild says why
 
 
 # -------------------------------------------------------------------- concurrent jobs
